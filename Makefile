@@ -1,0 +1,63 @@
+# gcspy — build, test, benchmark.
+#
+#   make            build everything (libgcspy.so, the gcspy CLI, CUDA parts if found)
+#   make demo       install what is missing, build, run examples/train.py under gcspy, report
+#   make test       the whole test suite (what .ci/run calls)
+#   make bench      benchmarks, printed as ratios against peers measured in the same run
+#   make asan       analyzer, CLI and unit tests built and run with ASan+UBSan
+#   make fuzz       a long fuzz run of the trace reader (FUZZ_SECONDS=600)
+#   make soak       long load tests of the shim (SOAK_SECONDS=60)
+#   make install PREFIX=/usr/local    bin/, lib/, include/
+#   make clean
+#
+# Each directory adds its own targets in its rules.mk; this file holds the
+# shared flags. Objects go under build/ (build-asan/ for the sanitizer build).
+
+CC        ?= gcc
+CXX       ?= g++
+PREFIX    ?= /usr/local
+BUILD     ?= build
+CUDA_HOME ?= /usr/local/cuda
+PYTHON    ?= /usr/bin/python3
+VERSION   := 0.1.0
+
+WARN      := -Wall -Wextra -Werror
+CFLAGS_BASE := -std=gnu11 -g -O2 $(WARN) -Iinclude -Ianalyzer -MMD -MP \
+               -DGCSPY_VERSION='"$(VERSION)"' $(EXTRA_CFLAGS)
+CFLAGS    ?=
+ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS)
+
+HAVE_CUDA := $(shell test -f $(CUDA_HOME)/include/cuda_runtime.h && echo 1)
+
+.PHONY: all demo test bench asan fuzz soak install clean deps
+all:
+
+deps:
+	@bash scripts/install-deps.sh
+
+include preload/rules.mk
+include analyzer/rules.mk
+-include reports/rules.mk
+-include cupti/rules.mk
+include tests/rules.mk
+-include bench/rules.mk
+
+ifneq ($(HAVE_CUDA),1)
+$(info gcspy: no CUDA toolkit at $(CUDA_HOME): CUDA parts skipped)
+endif
+
+demo:
+	@bash scripts/demo.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/gcspy $(DESTDIR)$(PREFIX)/include/gcspy
+	install -m 755 $(BUILD)/gcspy $(DESTDIR)$(PREFIX)/bin/gcspy
+	install -m 755 $(BUILD)/libgcspy.so $(DESTDIR)$(PREFIX)/lib/gcspy/libgcspy.so
+	for f in $(BUILD)/libgcspy_cupti.so; do [ -f $$f ] && install -m 755 $$f $(DESTDIR)$(PREFIX)/lib/gcspy/ || true; done
+	install -m 644 include/gcspy.h $(DESTDIR)$(PREFIX)/include/gcspy.h
+	install -m 644 include/gcspy/*.h $(DESTDIR)$(PREFIX)/include/gcspy/
+
+clean:
+	rm -rf build build-asan
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,94 @@
+/*
+ * Streaming reader of gcspy traces: the analyzer's only way into a trace file.
+ * It validates every byte it reads (file header, chunk headers and CRCs,
+ * decompression, record bounds, chunk order) and hands out decoded records one
+ * at a time with the delta coding undone: absolute times and addresses.
+ * Memory use is bounded by one chunk (GS_CHUNK_RAW_MAX) whatever the length of
+ * the trace.
+ *
+ * Damage never loses what came before it: gs_reader_next returns
+ * GS_READ_DAMAGED once, with a message naming the byte offset in the file,
+ * after every record that preceded the damage has been returned; the caller
+ * reports what it has and marks the result incomplete.
+ */
+#ifndef GCSPY_TRACE_READER_H
+#define GCSPY_TRACE_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gcspy/trace_format.h"
+
+enum gs_read_status {
+    GS_READ_OK = 0,      /* *rec holds a record */
+    GS_READ_EOF = 1,     /* clean end of file */
+    GS_READ_DAMAGED = 2, /* stopped at damage; gs_reader_error() says where */
+};
+
+/* A byte string inside the reader's current chunk: valid until the next
+ * gs_reader_next call; not NUL-terminated. */
+struct gs_bytes {
+    const uint8_t *p;
+    size_t n;
+};
+
+#define GS_MAX_SEGS 16
+
+struct gs_record {
+    uint8_t type;          /* enum gs_rec_type; unknown lengthed types are skipped */
+    uint64_t file_offset;  /* offset of the chunk holding the record */
+    uint64_t t;            /* ns since process start (where the record has a time) */
+    union {
+        struct { uint64_t thread, addr, size, stack, kind, fn, device, stream, dur_ns; } alloc;
+                                                /* ALLOC, ALLOC_EX, REALLOC (size = new size) */
+        struct { uint64_t thread, addr, kind, fn, dur_ns; } free; /* FREE, FREE_EX */
+        struct { uint64_t id, parent, ip; } stack;
+        struct {
+            uint64_t pid, ppid, wall_ns, rank1, local_rank1, world_size1, flags,
+                unwinder, depth, page_size;
+            struct gs_bytes exe, argv, host, version;
+        } proc;
+        struct { int64_t status; uint64_t how; } exit;
+        struct {
+            uint64_t id, base, nseg;
+            struct gs_bytes path, build_id;
+            struct { uint64_t vaddr, memsz, flags; } seg[GS_MAX_SEGS];
+        } module;
+        struct { uint64_t id; } unload;
+        struct { uint64_t index, tid; } thread;
+        struct { uint64_t rss, arena, ordblks, hblks, hblkhd, uordblks, fordblks, keepcost; } sample;
+        struct { uint64_t thread, kind; struct gs_bytes label; } marker;
+        struct { uint64_t t_end, kind, thread, a, b; } pause;
+        struct { struct gs_bytes path; } exec;
+        struct { uint64_t dropped; struct gs_bytes reason; } stopped;
+        struct { uint64_t scan_id, trigger, mode; } scan_begin;
+        struct { uint64_t scan_id, addr, size, stack, kind, cls; } scan_block;
+        struct {
+            uint64_t scan_id, t_start, t_stopped, t_marked, t_end, threads,
+                bytes_scanned, blocks_visited, live_blocks, live_bytes;
+            uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
+        } scan_end;
+        struct { uint64_t id, firstline; struct gs_bytes file, function; } pycode;
+        struct { uint64_t allocs, frees, bytes_allocated, live_blocks, live_bytes; } end;
+        struct { uint64_t device, kind, reserved, in_use, segments, largest_free; } dsample;
+    } u;
+};
+
+struct gs_reader;
+
+/* Opens and validates the file header. On failure returns NULL and writes a
+ * one-line message (naming the path and, for bad headers, the offset) into
+ * err. A newer major version is refused with a message saying so. */
+struct gs_reader *gs_reader_open(const char *path, char *err, size_t errlen);
+/* The same over a caller-owned memory buffer (tests, fuzzing). */
+struct gs_reader *gs_reader_open_mem(const void *data, size_t len, char *err, size_t errlen);
+int gs_reader_next(struct gs_reader *r, struct gs_record *rec);
+/* After GS_READ_DAMAGED: "offset N: what is wrong". */
+const char *gs_reader_error(const struct gs_reader *r);
+uint16_t gs_reader_minor(const struct gs_reader *r);
+uint64_t gs_reader_chunks(const struct gs_reader *r);   /* complete chunks read */
+uint64_t gs_reader_offset(const struct gs_reader *r);   /* bytes consumed so far */
+void gs_reader_close(struct gs_reader *r);
+
+#endif /* GCSPY_TRACE_READER_H */
