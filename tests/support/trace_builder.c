@@ -1,0 +1,553 @@
+/*
+ * Trace builder for tests (see trace_builder.h): records are encoded with the
+ * shim's own encoders (include/gcspy/record.h) into a raw payload buffer;
+ * closing a chunk compresses that payload with zstd and appends the framed
+ * chunk to a growing file image that starts with the file header. The
+ * encoder state (running t and a) lives for the whole buffer and is reset by
+ * each TIMEBASE, exactly as in the shim's writer.
+ */
+#include "trace_builder.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+
+#include "gcspy/record.h"
+
+struct gs_buf {
+    uint8_t *p;
+    size_t len, cap;
+};
+
+struct gs_tb {
+    struct gs_buf file;    /* file header + closed chunks */
+    struct gs_buf raw;     /* payload of the open chunk */
+    struct gs_buf offs;    /* chunk header offsets (size_t each) */
+    struct gs_enc_state st;
+    uint32_t seq;
+    size_t chunk_limit;
+    int level;
+    int failed;
+};
+
+static int buf_reserve(struct gs_buf *b, size_t more)
+{
+    if (b->cap - b->len >= more)
+        return 0;
+    size_t cap = b->cap ? b->cap : 4096;
+    while (cap - b->len < more)
+        cap *= 2;
+    uint8_t *p = realloc(b->p, cap);
+    if (!p)
+        return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+struct gs_tb *gs_tb_new(void)
+{
+    struct gs_tb *tb = calloc(1, sizeof *tb);
+    if (!tb)
+        return NULL;
+    tb->chunk_limit = 1u << 20;
+    tb->level = 1;
+    if (buf_reserve(&tb->file, GS_FILE_HDR_SIZE)) {
+        free(tb);
+        return NULL;
+    }
+    gs_file_header(tb->file.p, GS_FILE_F_ZSTD);
+    tb->file.len = GS_FILE_HDR_SIZE;
+    return tb;
+}
+
+void gs_tb_free(struct gs_tb *tb)
+{
+    if (!tb)
+        return;
+    free(tb->file.p);
+    free(tb->raw.p);
+    free(tb->offs.p);
+    free(tb);
+}
+
+void gs_tb_set_chunk_limit(struct gs_tb *tb, size_t raw_bytes)
+{
+    tb->chunk_limit = raw_bytes;
+}
+
+void gs_tb_set_level(struct gs_tb *tb, int level)
+{
+    tb->level = level;
+}
+
+/* Makes room for one record of at most `need` bytes, opening the payload
+ * with a TIMEBASE at the running time when it is empty. Returns where the
+ * record goes, or NULL (and marks the builder failed). */
+static uint8_t *begin(struct gs_tb *tb, size_t need)
+{
+    if (buf_reserve(&tb->raw, need + GS_REC_HOT_MAX)) {
+        tb->failed = 1;
+        return NULL;
+    }
+    uint8_t *p = tb->raw.p + tb->raw.len;
+    if (tb->raw.len == 0)
+        p = gs_rec_timebase(p, &tb->st, tb->st.t);
+    return p;
+}
+
+static int finish(struct gs_tb *tb, uint8_t *end)
+{
+    tb->raw.len = (size_t)(end - tb->raw.p);
+    if (tb->raw.len >= tb->chunk_limit)
+        return gs_tb_flush_chunk(tb);
+    return 0;
+}
+
+int gs_tb_timebase(struct gs_tb *tb, uint64_t t)
+{
+    if (buf_reserve(&tb->raw, GS_REC_HOT_MAX)) {
+        tb->failed = 1;
+        return -1;
+    }
+    return finish(tb, gs_rec_timebase(tb->raw.p + tb->raw.len, &tb->st, t));
+}
+
+int gs_tb_alloc(struct gs_tb *tb, uint64_t t, uint64_t thread, uint64_t addr,
+                uint64_t size, uint64_t stack)
+{
+    uint8_t *p = begin(tb, GS_REC_HOT_MAX);
+    if (!p)
+        return -1;
+    return finish(tb, gs_rec_alloc(p, &tb->st, t, thread, addr, size, stack));
+}
+
+int gs_tb_free_rec(struct gs_tb *tb, uint64_t t, uint64_t addr)
+{
+    uint8_t *p = begin(tb, GS_REC_HOT_MAX);
+    if (!p)
+        return -1;
+    return finish(tb, gs_rec_free(p, &tb->st, t, addr));
+}
+
+int gs_tb_realloc(struct gs_tb *tb, uint64_t t, uint64_t thread, uint64_t addr,
+                  uint64_t new_size, uint64_t stack)
+{
+    uint8_t *p = begin(tb, GS_REC_HOT_MAX);
+    if (!p)
+        return -1;
+    return finish(tb, gs_rec_realloc(p, &tb->st, t, thread, addr, new_size, stack));
+}
+
+int gs_tb_alloc_ex(struct gs_tb *tb, uint64_t t, uint64_t thread, uint64_t addr,
+                   uint64_t size, uint64_t stack, uint64_t kind, uint64_t fn,
+                   uint64_t device, uint64_t stream, uint64_t dur_ns)
+{
+    uint8_t *p = begin(tb, GS_REC_HOT_MAX);
+    if (!p)
+        return -1;
+    return finish(tb, gs_rec_alloc_ex(p, &tb->st, t, thread, addr, size, stack,
+                                      kind, fn, device, stream, dur_ns));
+}
+
+int gs_tb_free_ex(struct gs_tb *tb, uint64_t t, uint64_t thread, uint64_t addr,
+                  uint64_t kind, uint64_t fn, uint64_t dur_ns)
+{
+    uint8_t *p = begin(tb, GS_REC_HOT_MAX);
+    if (!p)
+        return -1;
+    return finish(tb, gs_rec_free_ex(p, &tb->st, t, thread, addr, kind, fn, dur_ns));
+}
+
+int gs_tb_stack(struct gs_tb *tb, uint64_t id, uint64_t parent, uint64_t ip)
+{
+    uint8_t *p = begin(tb, GS_REC_HOT_MAX);
+    if (!p)
+        return -1;
+    return finish(tb, gs_rec_stack(p, id, parent, ip));
+}
+
+/* Lengthed records: `body_max` bounds the body the caller will write. */
+static uint8_t *open_rec(struct gs_tb *tb, uint8_t type, size_t body_max,
+                         uint8_t **body)
+{
+    if (body_max > GS_REC_BODY_MAX) {
+        tb->failed = 1;
+        return NULL;
+    }
+    uint8_t *p = begin(tb, 4 + body_max);
+    if (!p)
+        return NULL;
+    *body = gs_rec_open(p, type);
+    return *body;
+}
+
+static int close_rec(struct gs_tb *tb, uint8_t *body, uint8_t *end)
+{
+    return finish(tb, gs_rec_close(body, end));
+}
+
+static size_t slen(const char *s)
+{
+    return s ? strlen(s) : 0;
+}
+
+#define VU GS_VARINT_MAX
+
+int gs_tb_process_start(struct gs_tb *tb, const struct gs_tb_proc *pr)
+{
+    size_t max = 16 * VU + slen(pr->exe) + pr->argv_len + slen(pr->host) +
+                 slen(pr->version);
+    uint8_t *body, *p = open_rec(tb, GS_REC_PROCESS_START, max, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, pr->pid);
+    p = gs_put_u(p, pr->ppid);
+    p = gs_put_u(p, pr->wall_ns);
+    p = gs_put_str(p, pr->exe);
+    p = gs_put_bytes(p, pr->argv ? pr->argv : "", pr->argv ? pr->argv_len : 0);
+    p = gs_put_str(p, pr->host);
+    p = gs_put_u(p, pr->rank1);
+    p = gs_put_u(p, pr->local_rank1);
+    p = gs_put_u(p, pr->world_size1);
+    p = gs_put_u(p, pr->flags);
+    p = gs_put_str(p, pr->version);
+    p = gs_put_u(p, pr->unwinder);
+    p = gs_put_u(p, pr->depth);
+    p = gs_put_u(p, pr->page_size);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_process_exit(struct gs_tb *tb, uint64_t t, int64_t status, uint64_t how)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_PROCESS_EXIT, 3 * VU, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, t);
+    p = gs_put_s(p, status);
+    p = gs_put_u(p, how);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_module(struct gs_tb *tb, uint64_t id, uint64_t t, uint64_t base,
+                 const char *path, const void *build_id, size_t build_id_len,
+                 size_t nseg, const struct gs_tb_seg *segs)
+{
+    size_t max = (6 + 3 * nseg) * VU + slen(path) + build_id_len;
+    uint8_t *body, *p = open_rec(tb, GS_REC_MODULE, max, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, id);
+    p = gs_put_u(p, t);
+    p = gs_put_u(p, base);
+    p = gs_put_str(p, path);
+    p = gs_put_bytes(p, build_id_len ? build_id : "", build_id_len);
+    p = gs_put_u(p, nseg);
+    for (size_t i = 0; i < nseg; i++) {
+        p = gs_put_u(p, segs[i].vaddr);
+        p = gs_put_u(p, segs[i].memsz);
+        p = gs_put_u(p, segs[i].flags);
+    }
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_module_unload(struct gs_tb *tb, uint64_t id, uint64_t t)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_MODULE_UNLOAD, 2 * VU, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, id);
+    p = gs_put_u(p, t);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_thread_start(struct gs_tb *tb, uint64_t index, uint64_t tid, uint64_t t)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_THREAD_START, 3 * VU, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, index);
+    p = gs_put_u(p, tid);
+    p = gs_put_u(p, t);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_thread_exit(struct gs_tb *tb, uint64_t index, uint64_t t)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_THREAD_EXIT, 2 * VU, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, index);
+    p = gs_put_u(p, t);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_sample(struct gs_tb *tb, uint64_t t, uint64_t rss, uint64_t arena,
+                 uint64_t ordblks, uint64_t hblks, uint64_t hblkhd,
+                 uint64_t uordblks, uint64_t fordblks, uint64_t keepcost)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_SAMPLE, 9 * VU, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, t);
+    p = gs_put_u(p, rss);
+    p = gs_put_u(p, arena);
+    p = gs_put_u(p, ordblks);
+    p = gs_put_u(p, hblks);
+    p = gs_put_u(p, hblkhd);
+    p = gs_put_u(p, uordblks);
+    p = gs_put_u(p, fordblks);
+    p = gs_put_u(p, keepcost);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_marker(struct gs_tb *tb, uint64_t t, uint64_t thread, uint64_t kind,
+                 const char *label)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_MARKER, 4 * VU + slen(label), &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, t);
+    p = gs_put_u(p, thread);
+    p = gs_put_u(p, kind);
+    p = gs_put_str(p, label);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_pause(struct gs_tb *tb, uint64_t t_start, uint64_t t_end, uint64_t kind,
+                uint64_t thread, uint64_t a, uint64_t b)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_PAUSE, 6 * VU, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, t_start);
+    p = gs_put_u(p, t_end);
+    p = gs_put_u(p, kind);
+    p = gs_put_u(p, thread);
+    p = gs_put_u(p, a);
+    p = gs_put_u(p, b);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_exec(struct gs_tb *tb, uint64_t t, const char *path)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_EXEC, 2 * VU + slen(path), &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, t);
+    p = gs_put_str(p, path);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_stopped(struct gs_tb *tb, uint64_t t, uint64_t dropped, const char *reason)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_STOPPED, 3 * VU + slen(reason), &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, t);
+    p = gs_put_u(p, dropped);
+    p = gs_put_str(p, reason);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_scan_begin(struct gs_tb *tb, uint64_t scan_id, uint64_t t,
+                     uint64_t trigger, uint64_t mode)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_SCAN_BEGIN, 4 * VU, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, scan_id);
+    p = gs_put_u(p, t);
+    p = gs_put_u(p, trigger);
+    p = gs_put_u(p, mode);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_scan_block(struct gs_tb *tb, uint64_t scan_id, uint64_t addr,
+                     uint64_t size, uint64_t stack, uint64_t kind, uint64_t cls)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_SCAN_BLOCK, 6 * VU, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, scan_id);
+    p = gs_put_u(p, addr);
+    p = gs_put_u(p, size);
+    p = gs_put_u(p, stack);
+    p = gs_put_u(p, kind);
+    p = gs_put_u(p, cls);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_scan_end(struct gs_tb *tb, const struct gs_tb_scan_end *e)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_SCAN_END, (10 + 2 * GS_CLASS__N) * VU, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, e->scan_id);
+    p = gs_put_u(p, e->t_start);
+    p = gs_put_u(p, e->t_stopped);
+    p = gs_put_u(p, e->t_marked);
+    p = gs_put_u(p, e->t_end);
+    p = gs_put_u(p, e->threads);
+    p = gs_put_u(p, e->bytes_scanned);
+    p = gs_put_u(p, e->blocks_visited);
+    p = gs_put_u(p, e->live_blocks);
+    p = gs_put_u(p, e->live_bytes);
+    for (int c = 0; c < GS_CLASS__N; c++) {
+        p = gs_put_u(p, e->cls_blocks[c]);
+        p = gs_put_u(p, e->cls_bytes[c]);
+    }
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_pycode(struct gs_tb *tb, uint64_t id, const char *file,
+                 const char *function, uint64_t firstline)
+{
+    size_t max = 4 * VU + slen(file) + slen(function);
+    uint8_t *body, *p = open_rec(tb, GS_REC_PYCODE, max, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, id);
+    p = gs_put_str(p, file);
+    p = gs_put_str(p, function);
+    p = gs_put_u(p, firstline);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_trace_end(struct gs_tb *tb, uint64_t t, uint64_t allocs, uint64_t frees,
+                    uint64_t bytes_allocated, uint64_t live_blocks,
+                    uint64_t live_bytes)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_TRACE_END, 6 * VU, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, t);
+    p = gs_put_u(p, allocs);
+    p = gs_put_u(p, frees);
+    p = gs_put_u(p, bytes_allocated);
+    p = gs_put_u(p, live_blocks);
+    p = gs_put_u(p, live_bytes);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_device_sample(struct gs_tb *tb, uint64_t t, uint64_t device, uint64_t kind,
+                        uint64_t reserved, uint64_t in_use, uint64_t segments,
+                        uint64_t largest_free)
+{
+    uint8_t *body, *p = open_rec(tb, GS_REC_DEVICE_SAMPLE, 7 * VU, &body);
+    if (!p)
+        return -1;
+    p = gs_put_u(p, t);
+    p = gs_put_u(p, device);
+    p = gs_put_u(p, kind);
+    p = gs_put_u(p, reserved);
+    p = gs_put_u(p, in_use);
+    p = gs_put_u(p, segments);
+    p = gs_put_u(p, largest_free);
+    return close_rec(tb, body, p);
+}
+
+int gs_tb_lengthed(struct gs_tb *tb, uint8_t type, const void *body_bytes, size_t n)
+{
+    uint8_t *body, *p = open_rec(tb, type, n, &body);
+    if (!p)
+        return -1;
+    if (n)
+        memcpy(p, body_bytes, n);
+    return close_rec(tb, body, p + n);
+}
+
+int gs_tb_raw(struct gs_tb *tb, const void *bytes, size_t n)
+{
+    if (buf_reserve(&tb->raw, n)) {
+        tb->failed = 1;
+        return -1;
+    }
+    if (n)
+        memcpy(tb->raw.p + tb->raw.len, bytes, n);
+    tb->raw.len += n;
+    return 0;
+}
+
+int gs_tb_flush_chunk(struct gs_tb *tb)
+{
+    if (tb->raw.len == 0)
+        return 0;
+    size_t bound = ZSTD_compressBound(tb->raw.len);
+    size_t off = tb->file.len;
+    if (buf_reserve(&tb->file, GS_CHUNK_HDR_SIZE + bound) ||
+        buf_reserve(&tb->offs, sizeof off)) {
+        tb->failed = 1;
+        return -1;
+    }
+    uint8_t *payload = tb->file.p + off + GS_CHUNK_HDR_SIZE;
+    size_t comp = ZSTD_compress(payload, bound, tb->raw.p, tb->raw.len, tb->level);
+    if (ZSTD_isError(comp)) {
+        tb->failed = 1;
+        return -1;
+    }
+    gs_chunk_header(tb->file.p + off, tb->seq++, payload, (uint32_t)comp,
+                    (uint32_t)tb->raw.len);
+    tb->file.len = off + GS_CHUNK_HDR_SIZE + comp;
+    memcpy(tb->offs.p + tb->offs.len, &off, sizeof off);
+    tb->offs.len += sizeof off;
+    /* The next buffer starts afresh, as a new shim buffer does. */
+    tb->raw.len = 0;
+    return 0;
+}
+
+uint8_t *gs_tb_data(struct gs_tb *tb, size_t *len)
+{
+    if (gs_tb_flush_chunk(tb) || tb->failed)
+        return NULL;
+    *len = tb->file.len;
+    return tb->file.p;
+}
+
+int gs_tb_write_file(struct gs_tb *tb, const char *path)
+{
+    size_t len;
+    const uint8_t *p = gs_tb_data(tb, &len);
+    if (!p)
+        return -1;
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return -1;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            close(fd);
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return close(fd);
+}
+
+size_t gs_tb_chunks(const struct gs_tb *tb)
+{
+    return tb->offs.len / sizeof(size_t);
+}
+
+long gs_tb_chunk_offset(const struct gs_tb *tb, size_t k)
+{
+    if (k >= gs_tb_chunks(tb))
+        return -1;
+    size_t off;
+    memcpy(&off, tb->offs.p + k * sizeof off, sizeof off);
+    return (long)off;
+}
+
+void gs_tb_reseal_chunk(uint8_t *hdr)
+{
+    uint32_t comp = gs_le32(hdr + 8);
+    gs_st32(hdr + 16, gs_crc32c(hdr + GS_CHUNK_HDR_SIZE, comp));
+    gs_st32(hdr + 20, gs_crc32c(hdr, 20));
+}
