@@ -38,6 +38,7 @@ struct gs_bytes {
 struct gs_record {
     uint8_t type;          /* enum gs_rec_type; unknown lengthed types are skipped */
     uint64_t file_offset;  /* offset of the chunk holding the record */
+    uint64_t payload_offset; /* offset of the record in the decompressed payload */
     uint64_t t;            /* ns since process start (where the record has a time) */
     union {
         struct { uint64_t thread, addr, size, stack, kind, fn, device, stream, dur_ns; } alloc;
@@ -83,10 +84,16 @@ struct gs_reader;
 struct gs_reader *gs_reader_open(const char *path, char *err, size_t errlen);
 /* The same over a caller-owned memory buffer (tests, fuzzing). */
 struct gs_reader *gs_reader_open_mem(const void *data, size_t len, char *err, size_t errlen);
+/* The same over an open file descriptor (a pipe too: `gcspy dump -`); name is
+ * used in messages; the fd stays the caller's. */
+struct gs_reader *gs_reader_open_fd(int fd, const char *name, char *err, size_t errlen);
 int gs_reader_next(struct gs_reader *r, struct gs_record *rec);
 /* After GS_READ_DAMAGED: "offset N: what is wrong". */
 const char *gs_reader_error(const struct gs_reader *r);
+uint16_t gs_reader_major(const struct gs_reader *r);
 uint16_t gs_reader_minor(const struct gs_reader *r);
+uint64_t gs_reader_flags(const struct gs_reader *r);    /* file header flags */
+uint64_t gs_reader_skipped(const struct gs_reader *r);  /* unknown lengthed records skipped */
 uint64_t gs_reader_chunks(const struct gs_reader *r);   /* complete chunks read */
 uint64_t gs_reader_offset(const struct gs_reader *r);   /* bytes consumed so far */
 void gs_reader_close(struct gs_reader *r);

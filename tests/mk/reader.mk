@@ -1,11 +1,27 @@
-# The trace reader, the codec and the `gcspy` CLI basics: unit tests, and the
-# trace builder (tests/support) other areas' tests link to make exact traces.
+# The trace reader, the codec and the `gcspy` CLI basics: unit tests, the
+# trace builder (tests/support) other areas' tests link to make exact traces,
+# and build/tests/mktrace, which writes builder-made traces for scripts.
 #
 # To use the builder: compile with $(GS_TB_CFLAGS), link $(GS_TB_OBJ) -lzstd.
 
 GS_TB_OBJ    := $(BUILD)/obj/tests/support/trace_builder.o
 GS_TB_CFLAGS := -Itests/support
 
+TEST_BINS += $(BUILD)/tests/unit_codec $(BUILD)/tests/unit_reader
+TEST_DEPS += $(BUILD)/tests/mktrace $(BUILD)/gcspy
+
 $(BUILD)/obj/tests/support/%.o: tests/support/%.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(GS_TB_CFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/unit_codec: tests/unit/test_codec.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(CRITERION_LIBS)
+
+$(BUILD)/tests/unit_reader: tests/unit/test_reader.c $(GS_TB_OBJ) $(BUILD)/obj/analyzer/trace_reader.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(GS_TB_CFLAGS) -o $@ $^ $(CRITERION_LIBS) -lzstd
+
+$(BUILD)/tests/mktrace: $(BUILD)/obj/tests/support/mktrace.o $(GS_TB_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $^ -lzstd

@@ -1,0 +1,260 @@
+/*
+ * `gcspy run` and `gcspy options`: running a program under the shim, and the
+ * shim's option table for people. `run` finds libgcspy.so next to the gcspy
+ * executable (the build tree keeps both in build/; `make install` puts the
+ * library in PREFIX/lib/gcspy/), prepends it to LD_PRELOAD, turns its own
+ * flags into GCSPY_* variables and execs the command, so the command's exit
+ * status (or signal) is gcspy's and nothing of gcspy stays in the process
+ * but the shim.
+ *
+ * The option list comes from preload/options.def, the same X-macro table the
+ * shim parses its environment with, so help text and README cannot drift
+ * from what the shim accepts.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+
+struct gs_optdoc {
+    const char *env, *type, *def, *help;
+};
+
+static const struct gs_optdoc optdocs[] = {
+#define GS_OPT(field, env, type, def, help) { env, #type, def, help },
+#include "../preload/options.def"
+#undef GS_OPT
+};
+
+#define NOPTS (sizeof optdocs / sizeof optdocs[0])
+
+static const char *type_word(const char *type)
+{
+    if (strcmp(type, "STR") == 0)
+        return "string";
+    if (strcmp(type, "INT") == 0)
+        return "integer";
+    if (strcmp(type, "BOOL") == 0)
+        return "0 or 1";
+    if (strcmp(type, "UNWIND") == 0)
+        return "fp or libunwind";
+    return type;
+}
+
+/* Prints text wrapped at 78 columns, each line indented by `indent`. */
+static void wrap(FILE *f, const char *text, int indent)
+{
+    const int width = 78 - indent;
+    while (*text) {
+        int n = (int)strlen(text);
+        if (n > width) {
+            n = width;
+            while (n > 0 && text[n] != ' ')
+                n--;
+            if (n == 0)
+                n = width;
+        }
+        fprintf(f, "%*s%.*s\n", indent, "", n, text);
+        text += n;
+        while (*text == ' ')
+            text++;
+    }
+}
+
+static void print_options_text(FILE *f)
+{
+    for (size_t i = 0; i < NOPTS; i++) {
+        fprintf(f, "  %s (%s, default %s)\n", optdocs[i].env, type_word(optdocs[i].type),
+                optdocs[i].def);
+        wrap(f, optdocs[i].help, 6);
+    }
+}
+
+/* Table cells: '|' would end the cell and a newline the row. */
+static void md_cell(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+    }
+}
+
+static void print_options_markdown(FILE *f)
+{
+    fprintf(f, "| Variable | Type | Default | Description |\n"
+               "|---|---|---|---|\n");
+    for (size_t i = 0; i < NOPTS; i++) {
+        fprintf(f, "| `%s` | ", optdocs[i].env);
+        md_cell(f, type_word(optdocs[i].type));
+        fputs(" | `", f);
+        md_cell(f, optdocs[i].def);
+        fputs("` | ", f);
+        md_cell(f, optdocs[i].help);
+        fputs(" |\n", f);
+    }
+}
+
+static void run_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gcspy run [-o PATTERN] [--quiet] [--] CMD [ARGS...]\n\n"
+            "Runs CMD with libgcspy.so preloaded; it writes a trace of every allocation\n"
+            "(see 'gcspy report'). The exit status is CMD's.\n\n"
+            "  -o, --output PATTERN  trace path pattern (sets GCSPY_OUTPUT)\n"
+            "  -q, --quiet           print nothing on stderr (sets GCSPY_QUIET=1)\n"
+            "  -h, --help            this text\n\n"
+            "The shim reads these environment variables:\n");
+    print_options_text(f);
+}
+
+int gs_cmd_options(int argc, char **argv)
+{
+    int markdown = 0;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--markdown") == 0) {
+            markdown = 1;
+        } else if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
+            printf("usage: gcspy options [--markdown]\n\n"
+                   "Lists the GCSPY_* environment variables the shim reads; --markdown\n"
+                   "prints them as the Markdown table README.md embeds.\n");
+            return 0;
+        } else {
+            fprintf(stderr, "gcspy: options: unknown argument '%s' (see gcspy options --help)\n",
+                    argv[i]);
+            return 2;
+        }
+    }
+    if (markdown)
+        print_options_markdown(stdout);
+    else
+        print_options_text(stdout);
+    return fflush(stdout) == 0 ? 0 : 2;
+}
+
+/* Finds libgcspy.so for the running gcspy: beside it (build tree) or in
+ * ../lib/gcspy (installed). Returns 0 and the path in out, or -1 with a
+ * message printed. */
+static int find_shim(char *out, size_t outlen)
+{
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n < 0) {
+        fprintf(stderr, "gcspy: run: cannot read /proc/self/exe: %s\n", strerror(errno));
+        return -1;
+    }
+    exe[n] = '\0';
+    char *slash = strrchr(exe, '/');
+    if (slash)
+        *slash = '\0';
+    static const char *const rel[] = { "libgcspy.so", "../lib/gcspy/libgcspy.so" };
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+        char cand[PATH_MAX + 32];
+        snprintf(cand, sizeof cand, "%s/%s", exe, rel[i]);
+        if (access(cand, R_OK) == 0 && realpath(cand, out) && strlen(out) < outlen)
+            return 0;
+    }
+    fprintf(stderr, "gcspy: run: libgcspy.so not found in %s or %s/../lib/gcspy\n", exe, exe);
+    return -1;
+}
+
+/* LD_PRELOAD separates entries with ':' or ' '. */
+static int preloaded(const char *list, const char *lib)
+{
+    size_t n = strlen(lib);
+    for (const char *p = list; *p;) {
+        size_t k = strcspn(p, ": ");
+        if (k == n && strncmp(p, lib, n) == 0)
+            return 1;
+        p += k;
+        p += strspn(p, ": ");
+    }
+    return 0;
+}
+
+int gs_cmd_run(int argc, char **argv)
+{
+    const char *output = NULL;
+    int quiet = 0, i = 1;
+
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            run_usage(stdout);
+            return 0;
+        } else if (strcmp(a, "-q") == 0 || strcmp(a, "--quiet") == 0) {
+            quiet = 1;
+        } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "gcspy: run: %s needs a path pattern\n", a);
+                return 2;
+            }
+            output = argv[++i];
+        } else if (strncmp(a, "--output=", 9) == 0) {
+            output = a + 9;
+        } else if (strncmp(a, "-o", 2) == 0) {
+            output = a + 2;
+        } else if (a[0] == '-' && a[1] != '\0') {
+            fprintf(stderr, "gcspy: run: unknown option '%s' (see gcspy run --help)\n", a);
+            return 2;
+        } else {
+            break;
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "gcspy: run: missing command (usage: gcspy run [OPTIONS] -- CMD [ARGS...])\n");
+        return 2;
+    }
+    if (output && !*output) {
+        fprintf(stderr, "gcspy: run: empty output pattern\n");
+        return 2;
+    }
+
+    char lib[PATH_MAX];
+    if (find_shim(lib, sizeof lib))
+        return 2;
+    if (strpbrk(lib, ": ")) {
+        fprintf(stderr, "gcspy: run: %s: LD_PRELOAD cannot hold a path with ':' or ' '\n", lib);
+        return 2;
+    }
+    const char *old = getenv("LD_PRELOAD");
+    if (!old || !*old) {
+        if (setenv("LD_PRELOAD", lib, 1))
+            goto env_fail;
+    } else if (!preloaded(old, lib)) {
+        size_t n = strlen(lib) + 1 + strlen(old) + 1;
+        char *v = malloc(n);
+        if (!v)
+            goto env_fail;
+        snprintf(v, n, "%s:%s", lib, old);
+        int rc = setenv("LD_PRELOAD", v, 1);
+        free(v);
+        if (rc)
+            goto env_fail;
+    }
+    if (output && setenv("GCSPY_OUTPUT", output, 1))
+        goto env_fail;
+    if (quiet && setenv("GCSPY_QUIET", "1", 1))
+        goto env_fail;
+
+    fflush(NULL);
+    execvp(argv[i], argv + i);
+    int err = errno;
+    fprintf(stderr, "gcspy: run: %s: %s\n", argv[i],
+            err == ENOENT ? "command not found" : strerror(err));
+    return err == ENOENT ? 127 : 126;
+
+env_fail:
+    fprintf(stderr, "gcspy: run: cannot set the environment: %s\n", strerror(errno));
+    return 2;
+}

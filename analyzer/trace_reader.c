@@ -1,0 +1,573 @@
+/*
+ * The streaming trace reader (API in trace_reader.h). It holds one chunk at
+ * a time: the chunk header is read and checked (magic, header CRC, sequence,
+ * size limits), then the payload is read with read(2), its CRC checked and
+ * decompressed into a buffer of exactly raw_len bytes; records are decoded
+ * from that buffer one per gs_reader_next call. Memory is therefore bounded
+ * by GS_CHUNK_RAW_MAX plus its compressed bound, whatever the file size.
+ *
+ * Damage is sticky: the first problem found sets the error text and every
+ * later call returns GS_READ_DAMAGED again. Because records are decoded
+ * lazily, every record before the damaged one has already been returned when
+ * the damage is reported. A chunk is only entered after its header and
+ * payload checks pass, so chunk-level damage never yields half a chunk.
+ */
+#include "trace_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <zstd.h>
+#include <zstd_errors.h>
+
+#include "gcspy/codec.h"
+
+/* A header larger than ours comes from a newer minor version that appended
+ * fields; they are skipped. Anything larger than this is not a header. */
+#define GS_FILE_HDR_MAX 4096u
+
+struct gs_reader {
+    int fd;                 /* -1: reading from mem */
+    int own_fd;
+    const uint8_t *mem;
+    size_t mem_len;
+
+    uint16_t major, minor;
+    uint64_t flags;
+
+    uint64_t off;           /* input bytes consumed (end of the last whole chunk) */
+    uint64_t chunks;        /* chunks fully read and verified */
+    uint64_t skipped;
+    uint32_t next_seq;
+
+    /* The current chunk. */
+    uint64_t chunk_off;
+    uint32_t chunk_seq;
+    uint8_t *comp;          /* compressed payload (fd input only) */
+    size_t comp_cap;
+    uint8_t *raw;           /* decompressed payload */
+    size_t raw_cap, raw_len, pos;
+    int in_chunk;
+    uint64_t t, a;          /* delta-coding state, reset by TIMEBASE */
+
+    ZSTD_DCtx *dctx;
+    int state;              /* GS_READ_OK, or the sticky EOF/DAMAGED */
+    char err[256];
+};
+
+__attribute__((format(printf, 2, 3)))
+static int damaged(struct gs_reader *r, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->err, sizeof r->err, fmt, ap);
+    va_end(ap);
+    r->state = GS_READ_DAMAGED;
+    return GS_READ_DAMAGED;
+}
+
+/* Reads up to n bytes at the current input position. From a file, into dst
+ * (a short count only at end of file); from memory, *out points into the
+ * caller's buffer. Returns the count, or -1 on a read error (errno set). */
+static ssize_t input(struct gs_reader *r, uint8_t *dst, size_t n, const uint8_t **out)
+{
+    if (r->fd < 0) {
+        size_t left = r->off < r->mem_len ? r->mem_len - (size_t)r->off : 0;
+        *out = r->mem + (r->off < r->mem_len ? r->off : r->mem_len);
+        return (ssize_t)(n < left ? n : left);
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t k = read(r->fd, dst + got, n - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0)
+            return -1;
+        if (k == 0)
+            break;
+        got += (size_t)k;
+    }
+    *out = dst;
+    return (ssize_t)got;
+}
+
+static int grow(uint8_t **buf, size_t *cap, size_t need)
+{
+    if (*cap >= need && *buf)
+        return 0;
+    size_t c = *cap ? *cap : 65536;
+    while (c < need)
+        c *= 2;
+    uint8_t *p = realloc(*buf, c);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = c;
+    return 0;
+}
+
+static struct gs_reader *open_common(struct gs_reader *r, const char *name,
+                                     char *err, size_t errlen)
+{
+    uint8_t hbuf[GS_FILE_HDR_SIZE];
+    const uint8_t *h;
+    ssize_t n = input(r, hbuf, GS_FILE_HDR_SIZE, &h);
+    if (n < 0) {
+        snprintf(err, errlen, "%s: read error: %s", name, strerror(errno));
+        goto fail;
+    }
+    size_t m = (size_t)n < GS_TRACE_MAGIC_LEN ? (size_t)n : GS_TRACE_MAGIC_LEN;
+    if (n == 0) {
+        snprintf(err, errlen, "%s: offset 0: empty file, not a gcspy trace", name);
+        goto fail;
+    }
+    if (memcmp(h, GS_TRACE_MAGIC, m) != 0) {
+        snprintf(err, errlen, "%s: offset 0: not a gcspy trace (bad magic)", name);
+        goto fail;
+    }
+    if ((size_t)n < GS_FILE_HDR_SIZE) {
+        snprintf(err, errlen, "%s: offset %zd: truncated file header (%zd of %u bytes)",
+                 name, n, n, GS_FILE_HDR_SIZE);
+        goto fail;
+    }
+    r->major = (uint16_t)(h[8] | h[9] << 8);
+    r->minor = (uint16_t)(h[10] | h[11] << 8);
+    uint32_t hsize = gs_le32(h + 12);
+    r->flags = gs_le64(h + 16);
+    if (r->major > GS_TRACE_MAJOR) {
+        snprintf(err, errlen,
+                 "%s: trace format version %u.%u is newer than this gcspy reads (%u.x); "
+                 "upgrade gcspy", name, r->major, r->minor, GS_TRACE_MAJOR);
+        goto fail;
+    }
+    if (r->major < GS_TRACE_MAJOR) {
+        snprintf(err, errlen,
+                 "%s: offset 8: trace format version %u.%u is not one this gcspy reads (%u.x)",
+                 name, r->major, r->minor, GS_TRACE_MAJOR);
+        goto fail;
+    }
+    if (hsize < GS_FILE_HDR_SIZE || hsize > GS_FILE_HDR_MAX) {
+        snprintf(err, errlen, "%s: offset 12: bad file header size %" PRIu32, name, hsize);
+        goto fail;
+    }
+    r->off = GS_FILE_HDR_SIZE;
+    if (hsize > GS_FILE_HDR_SIZE) {
+        size_t extra = hsize - GS_FILE_HDR_SIZE;
+        uint8_t skip[GS_FILE_HDR_MAX];
+        n = input(r, skip, extra, &h);
+        if (n < 0 || (size_t)n < extra) {
+            snprintf(err, errlen, "%s: offset %" PRIu64 ": truncated file header",
+                     name, r->off + (n > 0 ? (uint64_t)n : 0));
+            goto fail;
+        }
+        r->off += extra;
+    }
+    r->dctx = ZSTD_createDCtx();
+    if (!r->dctx) {
+        snprintf(err, errlen, "%s: out of memory", name);
+        goto fail;
+    }
+    return r;
+fail:
+    if (r->own_fd)
+        close(r->fd);
+    free(r);
+    return NULL;
+}
+
+struct gs_reader *gs_reader_open_fd(int fd, const char *name, char *err, size_t errlen)
+{
+    struct gs_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "%s: out of memory", name);
+        return NULL;
+    }
+    r->fd = fd;
+    return open_common(r, name, err, errlen);
+}
+
+struct gs_reader *gs_reader_open(const char *path, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct gs_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        close(fd);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return NULL;
+    }
+    r->fd = fd;
+    r->own_fd = 1;
+    return open_common(r, path, err, errlen);
+}
+
+struct gs_reader *gs_reader_open_mem(const void *data, size_t len, char *err, size_t errlen)
+{
+    struct gs_reader *r = calloc(1, sizeof *r);
+    if (!r) {
+        snprintf(err, errlen, "<memory>: out of memory");
+        return NULL;
+    }
+    r->fd = -1;
+    r->mem = data;
+    r->mem_len = len;
+    return open_common(r, "<memory>", err, errlen);
+}
+
+void gs_reader_close(struct gs_reader *r)
+{
+    if (!r)
+        return;
+    if (r->own_fd)
+        close(r->fd);
+    ZSTD_freeDCtx(r->dctx);
+    free(r->comp);
+    free(r->raw);
+    free(r);
+}
+
+const char *gs_reader_error(const struct gs_reader *r) { return r->err; }
+uint16_t gs_reader_major(const struct gs_reader *r) { return r->major; }
+uint16_t gs_reader_minor(const struct gs_reader *r) { return r->minor; }
+uint64_t gs_reader_flags(const struct gs_reader *r) { return r->flags; }
+uint64_t gs_reader_chunks(const struct gs_reader *r) { return r->chunks; }
+uint64_t gs_reader_offset(const struct gs_reader *r) { return r->off; }
+uint64_t gs_reader_skipped(const struct gs_reader *r) { return r->skipped; }
+
+/* Reads, checks and decompresses the next chunk. Returns GS_READ_OK with the
+ * chunk entered, GS_READ_EOF at a clean end, or GS_READ_DAMAGED. */
+static int load_chunk(struct gs_reader *r)
+{
+    uint8_t hbuf[GS_CHUNK_HDR_SIZE];
+    const uint8_t *h;
+    uint64_t at = r->off;
+    uint32_t k = r->next_seq;
+
+    r->in_chunk = 0;
+    ssize_t n = input(r, hbuf, GS_CHUNK_HDR_SIZE, &h);
+    if (n < 0)
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": read error: %s",
+                       at, k, strerror(errno));
+    if (n == 0)
+        return r->state = GS_READ_EOF;
+    if ((size_t)n < GS_CHUNK_HDR_SIZE)
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32
+                       ": truncated chunk (header has %zd of %u bytes)",
+                       at, k, n, GS_CHUNK_HDR_SIZE);
+    if (gs_le32(h) != GS_CHUNK_MAGIC)
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": bad chunk magic 0x%08" PRIx32,
+                       at, k, gs_le32(h));
+    if (gs_crc32c(h, 20) != gs_le32(h + 20))
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": chunk header CRC mismatch",
+                       at, k);
+    uint32_t seq = gs_le32(h + 4), comp_len = gs_le32(h + 8);
+    uint32_t raw_len = gs_le32(h + 12), crc = gs_le32(h + 16);
+    if (seq != k)
+        return damaged(r, "offset %" PRIu64 ": chunks out of order (seq %" PRIu32
+                       " where %" PRIu32 " was expected)", at, seq, k);
+    if (raw_len > GS_CHUNK_RAW_MAX)
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": raw size %" PRIu32
+                       " exceeds the limit of %u bytes", at, k, raw_len, GS_CHUNK_RAW_MAX);
+    int zstd = (r->flags & GS_FILE_F_ZSTD) != 0;
+    size_t comp_max = zstd ? ZSTD_compressBound(GS_CHUNK_RAW_MAX) : GS_CHUNK_RAW_MAX;
+    if (comp_len > comp_max)
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": compressed size %" PRIu32
+                       " exceeds the limit of %zu bytes", at, k, comp_len, comp_max);
+    r->off += GS_CHUNK_HDR_SIZE;
+
+    if (r->fd >= 0 && grow(&r->comp, &r->comp_cap, comp_len))
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": out of memory", at, k);
+    const uint8_t *payload;
+    n = input(r, r->comp, comp_len, &payload);
+    if (n < 0)
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": read error: %s",
+                       at, k, strerror(errno));
+    if ((size_t)n < comp_len)
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32
+                       ": truncated chunk (payload has %zd of %" PRIu32 " bytes)",
+                       at, k, n, comp_len);
+    r->off += comp_len;
+    if (gs_crc32c(payload, comp_len) != crc)
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": payload CRC mismatch", at, k);
+
+    if (grow(&r->raw, &r->raw_cap, raw_len ? raw_len : 1))
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": out of memory", at, k);
+    if (zstd) {
+        size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, raw_len, payload, comp_len);
+        if (ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall)
+            return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": raw size mismatch "
+                           "(header says %" PRIu32 " bytes, payload decompresses to more)",
+                           at, k, raw_len);
+        if (ZSTD_isError(got))
+            return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": bad zstd data (%s)",
+                           at, k, ZSTD_getErrorName(got));
+        if (got != raw_len)
+            return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": raw size mismatch "
+                           "(header says %" PRIu32 " bytes, payload decompresses to %zu)",
+                           at, k, raw_len, got);
+    } else {
+        if (comp_len != raw_len)
+            return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": raw size mismatch "
+                           "(header says %" PRIu32 " bytes, stored payload has %" PRIu32 ")",
+                           at, k, raw_len, comp_len);
+        memcpy(r->raw, payload, raw_len);
+    }
+
+    r->chunk_off = at;
+    r->chunk_seq = k;
+    r->next_seq = k + 1;
+    r->chunks++;
+    r->raw_len = raw_len;
+    r->pos = 0;
+    r->t = r->a = 0;
+    r->in_chunk = 1;
+    if (raw_len > 0 && r->raw[0] != GS_REC_TIMEBASE)
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ", record at payload offset 0: "
+                       "payload does not start with TIMEBASE (type 0x%02x)", at, k, r->raw[0]);
+    return GS_READ_OK;
+}
+
+/* Why a varint at p could not be read: it ran out of bytes, or it is longer
+ * than any 64-bit value's encoding. */
+static const char *varint_problem(const uint8_t *p, const uint8_t *end)
+{
+    for (int i = 0; i < GS_VARINT_MAX; i++) {
+        if (p + i >= end)
+            return NULL;
+        if (!(p[i] & 0x80))
+            return NULL;
+    }
+    return "varint longer than 10 bytes";
+}
+
+static int rec_damaged(struct gs_reader *r, size_t at, uint8_t type, const char *what)
+{
+    return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ", record at payload offset %zu: "
+                   "%s (type 0x%02x)", r->chunk_off, r->chunk_seq, at, what, type);
+}
+
+#define SKIP_RECORD 3
+
+/* Field readers for decode(): on failure they jump to the function's
+ * `bad_field` label with p left at the field that failed. */
+#define GU(v) do { if (gs_get_u(&p, e, &(v))) goto bad_field; } while (0)
+#define GS(v) do { if (gs_get_s(&p, e, &(v))) goto bad_field; } while (0)
+#define GB(v) do { const uint8_t *f_ = p;                                 \
+                   if (gs_get_bytes(&p, e, &(v).p, &(v).n)) { p = f_; goto bad_field; } \
+               } while (0)
+
+static int decode(struct gs_reader *r, struct gs_record *rec)
+{
+    const uint8_t *p = r->raw + r->pos;
+    const uint8_t *e = r->raw + r->raw_len;
+    size_t at = r->pos;
+    uint8_t type = *p++;
+    int lengthed = type >= GS_REC_LENGTHED;
+    uint64_t dt = 0;
+    int64_t da = 0;
+
+    memset(rec, 0, sizeof *rec);
+    rec->type = type;
+    rec->file_offset = r->chunk_off;
+    rec->payload_offset = at;
+
+    if (!lengthed) {
+        switch (type) {
+        case GS_REC_TIMEBASE:
+            GU(rec->t);
+            r->t = rec->t;
+            r->a = 0;
+            break;
+        case GS_REC_ALLOC:
+        case GS_REC_REALLOC:
+            GU(dt); GU(rec->u.alloc.thread); GS(da);
+            GU(rec->u.alloc.size); GU(rec->u.alloc.stack);
+            goto delta_alloc;
+        case GS_REC_ALLOC_EX:
+            GU(dt); GU(rec->u.alloc.thread); GS(da);
+            GU(rec->u.alloc.size); GU(rec->u.alloc.stack); GU(rec->u.alloc.kind);
+            GU(rec->u.alloc.fn); GU(rec->u.alloc.device); GU(rec->u.alloc.stream);
+            GU(rec->u.alloc.dur_ns);
+        delta_alloc:
+            r->t += dt;
+            r->a += (uint64_t)da;
+            rec->t = r->t;
+            rec->u.alloc.addr = r->a;
+            break;
+        case GS_REC_FREE:
+            GU(dt); GS(da);
+            goto delta_free;
+        case GS_REC_FREE_EX:
+            GU(dt); GU(rec->u.free.thread); GS(da); GU(rec->u.free.kind);
+            GU(rec->u.free.fn); GU(rec->u.free.dur_ns);
+        delta_free:
+            r->t += dt;
+            r->a += (uint64_t)da;
+            rec->t = r->t;
+            rec->u.free.addr = r->a;
+            break;
+        case GS_REC_STACK:
+            GU(rec->u.stack.id); GU(rec->u.stack.parent); GU(rec->u.stack.ip);
+            break;
+        default:
+            return rec_damaged(r, at, type, "unknown hot record type");
+        }
+        r->pos = (size_t)(p - r->raw);
+        return GS_READ_OK;
+    }
+
+    uint64_t len;
+    if (gs_get_u(&p, e, &len)) {
+        const char *why = varint_problem(p, e);
+        return rec_damaged(r, at, type, why ? why : "record runs past payload end");
+    }
+    if (len > (uint64_t)(e - p)) {
+        char what[96];
+        snprintf(what, sizeof what, "record length %" PRIu64 " runs past payload end "
+                 "(%zu bytes left)", len, (size_t)(e - p));
+        return rec_damaged(r, at, type, what);
+    }
+    e = p + len;           /* fields are read within the body only */
+    const uint8_t *body_end = e;
+
+    switch (type) {
+    case GS_REC_PROCESS_START: {
+        __typeof__(rec->u.proc) *x = &rec->u.proc;
+        GU(x->pid); GU(x->ppid); GU(x->wall_ns); GB(x->exe); GB(x->argv); GB(x->host);
+        GU(x->rank1); GU(x->local_rank1); GU(x->world_size1); GU(x->flags);
+        GB(x->version); GU(x->unwinder); GU(x->depth); GU(x->page_size);
+        break;
+    }
+    case GS_REC_PROCESS_EXIT:
+        GU(rec->t); GS(rec->u.exit.status); GU(rec->u.exit.how);
+        break;
+    case GS_REC_MODULE: {
+        __typeof__(rec->u.module) *x = &rec->u.module;
+        uint64_t nseg;
+        GU(x->id); GU(rec->t); GU(x->base); GB(x->path); GB(x->build_id); GU(nseg);
+        /* Segments past GS_MAX_SEGS are read (to check them) but not kept. */
+        for (uint64_t i = 0; i < nseg; i++) {
+            uint64_t v, m, f;
+            GU(v); GU(m); GU(f);
+            if (i < GS_MAX_SEGS) {
+                x->seg[i].vaddr = v;
+                x->seg[i].memsz = m;
+                x->seg[i].flags = f;
+            }
+        }
+        x->nseg = nseg < GS_MAX_SEGS ? nseg : GS_MAX_SEGS;
+        break;
+    }
+    case GS_REC_MODULE_UNLOAD:
+        GU(rec->u.unload.id); GU(rec->t);
+        break;
+    case GS_REC_THREAD_START:
+        GU(rec->u.thread.index); GU(rec->u.thread.tid); GU(rec->t);
+        break;
+    case GS_REC_THREAD_EXIT:
+        GU(rec->u.thread.index); GU(rec->t);
+        break;
+    case GS_REC_SAMPLE: {
+        __typeof__(rec->u.sample) *x = &rec->u.sample;
+        GU(rec->t); GU(x->rss); GU(x->arena); GU(x->ordblks); GU(x->hblks);
+        GU(x->hblkhd); GU(x->uordblks); GU(x->fordblks); GU(x->keepcost);
+        break;
+    }
+    case GS_REC_MARKER:
+        GU(rec->t); GU(rec->u.marker.thread); GU(rec->u.marker.kind); GB(rec->u.marker.label);
+        break;
+    case GS_REC_PAUSE: {
+        __typeof__(rec->u.pause) *x = &rec->u.pause;
+        GU(rec->t); GU(x->t_end); GU(x->kind); GU(x->thread); GU(x->a); GU(x->b);
+        break;
+    }
+    case GS_REC_EXEC:
+        GU(rec->t); GB(rec->u.exec.path);
+        break;
+    case GS_REC_STOPPED:
+        GU(rec->t); GU(rec->u.stopped.dropped); GB(rec->u.stopped.reason);
+        break;
+    case GS_REC_SCAN_BEGIN:
+        GU(rec->u.scan_begin.scan_id); GU(rec->t); GU(rec->u.scan_begin.trigger);
+        GU(rec->u.scan_begin.mode);
+        break;
+    case GS_REC_SCAN_BLOCK: {
+        __typeof__(rec->u.scan_block) *x = &rec->u.scan_block;
+        GU(x->scan_id); GU(x->addr); GU(x->size); GU(x->stack); GU(x->kind); GU(x->cls);
+        break;
+    }
+    case GS_REC_SCAN_END: {
+        __typeof__(rec->u.scan_end) *x = &rec->u.scan_end;
+        GU(x->scan_id); GU(x->t_start); GU(x->t_stopped); GU(x->t_marked); GU(x->t_end);
+        GU(x->threads); GU(x->bytes_scanned); GU(x->blocks_visited);
+        GU(x->live_blocks); GU(x->live_bytes);
+        for (int c = 0; c < GS_CLASS__N; c++) {
+            GU(x->cls_blocks[c]);
+            GU(x->cls_bytes[c]);
+        }
+        rec->t = x->t_end;
+        break;
+    }
+    case GS_REC_PYCODE:
+        GU(rec->u.pycode.id); GB(rec->u.pycode.file); GB(rec->u.pycode.function);
+        GU(rec->u.pycode.firstline);
+        break;
+    case GS_REC_TRACE_END: {
+        __typeof__(rec->u.end) *x = &rec->u.end;
+        GU(rec->t); GU(x->allocs); GU(x->frees); GU(x->bytes_allocated);
+        GU(x->live_blocks); GU(x->live_bytes);
+        break;
+    }
+    case GS_REC_DEVICE_SAMPLE: {
+        __typeof__(rec->u.dsample) *x = &rec->u.dsample;
+        GU(rec->t); GU(x->device); GU(x->kind); GU(x->reserved); GU(x->in_use);
+        GU(x->segments); GU(x->largest_free);
+        break;
+    }
+    default:
+        /* A type from a newer minor version: skipped whole. */
+        r->pos = (size_t)(body_end - r->raw);
+        r->skipped++;
+        return SKIP_RECORD;
+    }
+    /* Fields a newer minor version appended are skipped with the body. */
+    r->pos = (size_t)(body_end - r->raw);
+    return GS_READ_OK;
+
+bad_field: {
+        const char *why = varint_problem(p, e);
+        if (why)
+            return rec_damaged(r, at, type, why);
+        if (!lengthed)
+            return rec_damaged(r, at, type, "record runs past payload end");
+        char what[96];
+        snprintf(what, sizeof what, "field at body offset %zu runs past the end of "
+                 "the %" PRIu64 "-byte record body", (size_t)(p - (body_end - len)), len);
+        return rec_damaged(r, at, type, what);
+    }
+}
+
+int gs_reader_next(struct gs_reader *r, struct gs_record *rec)
+{
+    for (;;) {
+        if (r->state != GS_READ_OK)
+            return r->state;
+        if (!r->in_chunk || r->pos >= r->raw_len) {
+            int rc = load_chunk(r);
+            if (rc != GS_READ_OK)
+                return rc;
+            continue;
+        }
+        int rc = decode(r, rec);
+        if (rc != SKIP_RECORD)
+            return rc;
+    }
+}
