@@ -1,0 +1,30 @@
+/*
+ * gcspy's public C API, for programs that want to talk to the shim when it is
+ * loaded (LD_PRELOAD=libgcspy.so). Every function is safe to call when the
+ * shim is absent only if looked up at run time (dlsym(RTLD_DEFAULT, ...) in C,
+ * ctypes.CDLL(None) in Python); linking against libgcspy.so makes it required.
+ *
+ *   import ctypes; g = ctypes.CDLL(None)
+ *   if hasattr(g, "gcspy_mark"): g.gcspy_mark(b"epoch 3")
+ */
+#ifndef GCSPY_H
+#define GCSPY_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Records a user marker (a label on the trace's time axis). Thread-safe. */
+void gcspy_mark(const char *label);
+
+/* Runs a leak scan now (stop-the-world or fork mode, per GCSPY_SCAN_MODE) and
+ * records its results in the trace. Returns 0 on success, -1 when tracing is
+ * off or a scan is already running. Safe to call from a signal handler only
+ * through the GCSPY_SCAN_SIGNAL mechanism. */
+int gcspy_scan(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GCSPY_H */

@@ -1,0 +1,368 @@
+/*
+ * The interposed libc functions (the list is hooks.def) and the bootstrap.
+ *
+ * Bootstrap without recursion: the real functions are found with
+ * dlsym(RTLD_NEXT), and dlsym itself may call calloc; while the lookup runs,
+ * allocations are served from a small static pool, and free/realloc/
+ * malloc_usable_size recognise pool pointers for the rest of the run.
+ *
+ * Every hook checks, first, the per-thread recursion flag (gs_tls.in_hook):
+ * allocations made by gcspy itself, by the libc functions it calls, and by a
+ * signal handler that interrupts a hook pass straight through untracked, so
+ * the shim never re-enters itself and never waits on a lock it holds. The
+ * flag is per thread and survives fork in the forking thread.
+ *
+ * errno: hooks leave it as the real function left it; tracking work that may
+ * touch it (a futex wait, an mmap) saves and restores it.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define GS_EXPORT __attribute__((visibility("default")))
+
+#define GS_HOOK(name, ret, params, req) static ret(*real_##name) params;
+#include "hooks.def"
+#undef GS_HOOK
+
+static atomic_int resolving;
+static int resolved;
+static int early_tried;
+extern char **environ;
+
+/* ---- the bootstrap pool ---- */
+
+static _Alignas(64) char pool[256 << 10];
+static atomic_size_t pool_used;
+
+static inline int in_pool(const void *p)
+{
+    return (const char *)p >= pool && (const char *)p < pool + sizeof pool;
+}
+
+static void *pool_alloc(size_t n, size_t align)
+{
+    if (align < 16)
+        align = 16;
+    size_t need = n + align + 16;
+    size_t off = atomic_fetch_add(&pool_used, need);
+    if (off + need > sizeof pool)
+        return NULL;
+    uintptr_t p = ((uintptr_t)(pool + off + 16) + align - 1) & ~(uintptr_t)(align - 1);
+    ((size_t *)p)[-1] = n;
+    return (void *)p;
+}
+
+static size_t pool_size(const void *p)
+{
+    return ((const size_t *)p)[-1];
+}
+
+static void resolve(void)
+{
+    if (resolved)
+        return;
+    atomic_store(&resolving, 1);
+    int ok = 1;
+#define GS_HOOK(name, ret, params, req)                                       \
+    real_##name = (ret(*) params)dlsym(RTLD_NEXT, #name);                     \
+    if (!real_##name && req)                                                  \
+        ok = 0;
+#include "hooks.def"
+#undef GS_HOOK
+    atomic_store(&resolving, 0);
+    resolved = 1;
+    if (!ok) {
+        atomic_store(&gs_state, GS_STOPPED);
+        gs_log("a required libc function was not found; tracing is off");
+    }
+}
+
+/* Tracking starts at the first hook call that can see the environment. */
+static inline int tracking(void)
+{
+    int s = atomic_load_explicit(&gs_state, memory_order_relaxed);
+    if (GS_LIKELY(s == GS_ON))
+        return !gs_tls.in_hook;
+    if (s == GS_OFF && !early_tried && environ && !gs_tls.in_hook) {
+        early_tried = 1;
+        gs_tls.in_hook = 1;
+        gs_core_early_init(environ);
+        gs_tls.in_hook = 0;
+        return gs_tracing();
+    }
+    return 0;
+}
+
+__attribute__((constructor)) static void gs_ctor(int argc, char **argv, char **envp)
+{
+    (void)argc;
+    (void)argv;
+    resolve();
+    gs_tls.in_hook = 1;
+    if (atomic_load(&gs_state) == GS_OFF) {
+        early_tried = 1;
+        gs_core_early_init(envp);
+    }
+    gs_core_start();
+    gs_tls.in_hook = 0;
+}
+
+/* ---- recording (called with in_hook set) ---- */
+
+static inline uint32_t capture(void *frame)
+{
+    if (GS_UNLIKELY(!gs_tls.th) && !gs_tls.exited)
+        gs_thread_get();
+    uintptr_t ips[GS_MAX_DEPTH];
+    int n = gs_stack_capture(frame, ips, (int)gs_opt.depth);
+    return gs_stack_intern(ips, n);
+}
+
+static inline void track(void *p, size_t n, unsigned fn, void *frame)
+{
+    int e = errno;
+    gs_on_alloc((uintptr_t)p, n, capture(frame), GS_MEM_HOST, fn);
+    errno = e;
+}
+
+/* ---- the hooks ---- */
+
+GS_EXPORT void *malloc(size_t n)
+{
+    if (GS_UNLIKELY(!real_malloc)) {
+        if (atomic_load(&resolving))
+            return pool_alloc(n, 16);
+        resolve();
+    }
+    if (!tracking())
+        return real_malloc(n);
+    gs_tls.in_hook = 1;
+    void *p = real_malloc(n);
+    if (GS_LIKELY(p))
+        track(p, n, GS_FN_MALLOC, __builtin_frame_address(0));
+    gs_tls.in_hook = 0;
+    return p;
+}
+
+GS_EXPORT void free(void *p)
+{
+    if (!p || GS_UNLIKELY(in_pool(p)))
+        return;
+    if (GS_UNLIKELY(!real_free))
+        resolve();
+    if (atomic_load_explicit(&gs_state, memory_order_relaxed) != GS_ON || gs_tls.in_hook) {
+        real_free(p);
+        return;
+    }
+    gs_tls.in_hook = 1;
+    int e = errno;
+    gs_on_free((uintptr_t)p);
+    errno = e;
+    real_free(p);
+    gs_tls.in_hook = 0;
+}
+
+GS_EXPORT void *calloc(size_t n, size_t m)
+{
+    if (GS_UNLIKELY(!real_calloc)) {
+        if (atomic_load(&resolving)) {
+            size_t t;
+            return __builtin_mul_overflow(n, m, &t) ? NULL : pool_alloc(t, 16);
+        }
+        resolve();
+    }
+    if (!tracking())
+        return real_calloc(n, m);
+    gs_tls.in_hook = 1;
+    void *p = real_calloc(n, m);
+    if (GS_LIKELY(p))
+        track(p, n * m, GS_FN_CALLOC, __builtin_frame_address(0));
+    gs_tls.in_hook = 0;
+    return p;
+}
+
+static void *do_realloc(void *old, size_t n, void *frame)
+{
+    if (GS_UNLIKELY(in_pool(old))) {
+        void *p = malloc(n);
+        if (p)
+            memcpy(p, old, pool_size(old) < n ? pool_size(old) : n);
+        return p;
+    }
+    if (!tracking())
+        return real_realloc(old, n);
+    gs_tls.in_hook = 1;
+    int e = errno;
+    uint32_t stack = (n || !old) ? capture(frame) : 0;
+    errno = e;
+    void *p;
+    if (old) {
+        struct gs_shard *sh = gs_on_realloc_begin((uintptr_t)old);
+        p = real_realloc(old, n);
+        e = errno;
+        gs_on_realloc_end(sh, (uintptr_t)old, (uintptr_t)p, n, stack);
+        errno = e;
+    } else {
+        p = real_realloc(NULL, n);
+        if (p) {
+            e = errno;
+            gs_on_alloc((uintptr_t)p, n, stack, GS_MEM_HOST, GS_FN_MALLOC);
+            errno = e;
+        }
+    }
+    gs_tls.in_hook = 0;
+    return p;
+}
+
+GS_EXPORT void *realloc(void *old, size_t n)
+{
+    if (GS_UNLIKELY(!real_realloc)) {
+        if (atomic_load(&resolving)) {
+            void *p = pool_alloc(n, 16);
+            if (p && old)
+                memcpy(p, old, in_pool(old) && pool_size(old) < n ? pool_size(old) : n);
+            return p;
+        }
+        resolve();
+    }
+    return do_realloc(old, n, __builtin_frame_address(0));
+}
+
+GS_EXPORT void *reallocarray(void *old, size_t n, size_t m)
+{
+    size_t t;
+    if (__builtin_mul_overflow(n, m, &t)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (GS_UNLIKELY(!real_realloc))
+        resolve();
+    return do_realloc(old, t, __builtin_frame_address(0));
+}
+
+#define ALIGNED_HOOK(call, fn, n)                                             \
+    if (!tracking())                                                          \
+        return call;                                                          \
+    gs_tls.in_hook = 1;                                                       \
+    void *p = call;                                                           \
+    if (GS_LIKELY(p))                                                         \
+        track(p, n, fn, __builtin_frame_address(0));                          \
+    gs_tls.in_hook = 0;                                                       \
+    return p;
+
+GS_EXPORT void *memalign(size_t align, size_t n)
+{
+    if (GS_UNLIKELY(!real_memalign)) {
+        if (atomic_load(&resolving))
+            return pool_alloc(n, align);
+        resolve();
+    }
+    ALIGNED_HOOK(real_memalign(align, n), GS_FN_MEMALIGN, n)
+}
+
+GS_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+    if (GS_UNLIKELY(!real_aligned_alloc)) {
+        if (atomic_load(&resolving))
+            return pool_alloc(n, align);
+        resolve();
+    }
+    ALIGNED_HOOK(real_aligned_alloc(align, n), GS_FN_MEMALIGN, n)
+}
+
+GS_EXPORT void *valloc(size_t n)
+{
+    if (GS_UNLIKELY(!real_valloc)) {
+        if (atomic_load(&resolving))
+            return pool_alloc(n, 4096);
+        resolve();
+    }
+    ALIGNED_HOOK(real_valloc(n), GS_FN_VALLOC, n)
+}
+
+GS_EXPORT void *pvalloc(size_t n)
+{
+    if (GS_UNLIKELY(!real_pvalloc)) {
+        if (atomic_load(&resolving))
+            return pool_alloc((n + 4095) & ~(size_t)4095, 4096);
+        resolve();
+    }
+    if (!real_pvalloc)
+        return valloc((n + 4095) & ~(size_t)4095);
+    size_t rounded = (n + 4095) & ~(size_t)4095;
+    ALIGNED_HOOK(real_pvalloc(n), GS_FN_VALLOC, rounded ? rounded : 4096)
+}
+
+GS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+    if (GS_UNLIKELY(!real_posix_memalign)) {
+        if (atomic_load(&resolving)) {
+            *out = pool_alloc(n, align);
+            return *out ? 0 : ENOMEM;
+        }
+        resolve();
+    }
+    if (!tracking())
+        return real_posix_memalign(out, align, n);
+    gs_tls.in_hook = 1;
+    int rc = real_posix_memalign(out, align, n);
+    if (rc == 0 && *out)
+        track(*out, n, GS_FN_MEMALIGN, __builtin_frame_address(0));
+    gs_tls.in_hook = 0;
+    return rc;
+}
+
+GS_EXPORT size_t malloc_usable_size(void *p)
+{
+    if (!p)
+        return 0;
+    if (in_pool(p))
+        return pool_size(p);
+    if (GS_UNLIKELY(!real_malloc_usable_size))
+        resolve();
+    return real_malloc_usable_size(p);
+}
+
+/* exec: flush what the old image traced; the new image traces itself. */
+static void before_exec(const char *path)
+{
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1;
+    gs_on_exec(path);
+    gs_tls.in_hook = saved;
+}
+
+GS_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+    resolve();
+    before_exec(path);
+    return real_execve(path, argv, envp);
+}
+
+GS_EXPORT int execv(const char *path, char *const argv[])
+{
+    resolve();
+    before_exec(path);
+    return real_execv(path, argv);
+}
+
+GS_EXPORT int execvp(const char *file, char *const argv[])
+{
+    resolve();
+    before_exec(file);
+    return real_execvp(file, argv);
+}
+
+GS_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    resolve();
+    before_exec(file);
+    return real_execvpe(file, argv, envp);
+}

@@ -1,0 +1,151 @@
+/*
+ * The shim's own memory and its few libc-free utilities.
+ *
+ * Everything the shim keeps (tables, buffers, per-thread state) comes from
+ * mmap here, never from the allocator it watches: its memory must not show up
+ * in the program's heap, must not recurse into the hooks, and must stay out of
+ * the scanner's view of the heap. Formatting and logging likewise avoid stdio
+ * and malloc, so they are safe inside hooks, atfork handlers and exit paths.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+void *gs_pages_alloc(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void gs_pages_free(void *p, size_t bytes)
+{
+    if (p)
+        munmap(p, bytes);
+}
+
+int gs_raw_gettid(void)
+{
+    return (int)syscall(SYS_gettid);
+}
+
+static char *put_num(char *o, char *end, unsigned long long v, unsigned base, int neg)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v);
+    if (neg && o < end)
+        *o++ = '-';
+    while (n && o < end)
+        *o++ = tmp[--n];
+    return o;
+}
+
+static int vfmt(char *buf, size_t len, const char *f, va_list ap)
+{
+    char *o = buf, *end = buf + (len ? len - 1 : 0);
+    for (; *f && o < end; f++) {
+        if (*f != '%') {
+            *o++ = *f;
+            continue;
+        }
+        f++;
+        int l = 0;
+        while (*f == 'l' || *f == 'z') {
+            l++;
+            f++;
+        }
+        switch (*f) {
+        case 's': {
+            const char *s = va_arg(ap, const char *);
+            for (s = s ? s : "(null)"; *s && o < end;)
+                *o++ = *s++;
+            break;
+        }
+        case 'd': {
+            long long v = l ? va_arg(ap, long long) : va_arg(ap, int);
+            o = put_num(o, end, v < 0 ? -(unsigned long long)v : (unsigned long long)v, 10, v < 0);
+            break;
+        }
+        case 'u':
+            o = put_num(o, end, l ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned), 10, 0);
+            break;
+        case 'x':
+            o = put_num(o, end, l ? va_arg(ap, unsigned long long) : va_arg(ap, unsigned), 16, 0);
+            break;
+        case 'p':
+            if (o + 2 <= end) {
+                *o++ = '0';
+                *o++ = 'x';
+            }
+            o = put_num(o, end, (uintptr_t)va_arg(ap, void *), 16, 0);
+            break;
+        case '%':
+            *o++ = '%';
+            break;
+        default:
+            break;
+        }
+        if (!*f)
+            break;
+    }
+    if (len)
+        *o = 0;
+    return (int)(o - buf);
+}
+
+int gs_fmt(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vfmt(buf, len, fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+void gs_log(const char *fmt, ...)
+{
+    if (gs_opt.quiet)
+        return;
+    char buf[1024] = "gcspy: ";
+    va_list ap;
+    va_start(ap, fmt);
+    int n = 7 + vfmt(buf + 7, sizeof buf - 8, fmt, ap);
+    va_end(ap);
+    buf[n++] = '\n';
+    int saved = errno;
+    for (ssize_t off = 0; off < n;) {
+        ssize_t w = write(2, buf + off, (size_t)(n - off));
+        if (w <= 0 && errno != EINTR)
+            break;
+        if (w > 0)
+            off += w;
+    }
+    errno = saved;
+}
+
+ssize_t gs_read_file(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    size_t got = 0;
+    while (got < len) {
+        ssize_t r = read(fd, buf + got, len - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    return (ssize_t)got;
+}

@@ -1,0 +1,225 @@
+/*
+ * The module map: every loaded object (path, build id, load bias, PT_LOAD
+ * segments), written as MODULE records so the analyzer can symbolize raw
+ * return addresses offline, and MODULE_UNLOAD when an object goes away.
+ *
+ * gcspy does not hook dlopen/dlclose: calling the real dlopen from a wrapper
+ * would make libgcspy the caller, and the loader resolves RUNPATH, $ORIGIN
+ * and RTLD_NEXT against the caller. Instead the map is synced (1) before any
+ * new stack is interned, so a module is always recorded before the first
+ * stack that points into it, and (2) by the writer every flush interval,
+ * which catches dlclose. dl_iterate_phdr's adds/subs counters make an
+ * unchanged map cost one callback.
+ *
+ * Locking: the callback runs under the loader's lock; inside it we take
+ * mod_lock, then the meta stream lock (loader → mod → meta). Nobody takes the
+ * loader lock while holding mod_lock or meta.
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <link.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "shim.h"
+
+#define GS_MAX_MODULES 8192
+
+struct module {
+    uintptr_t base;
+    uintptr_t first_vaddr;
+    uint32_t id;
+    uint64_t gen;
+};
+
+uintptr_t gs_self_lo, gs_self_hi;
+
+static struct module *mods;
+static int nmods;
+static uint32_t next_id = 1;
+static uint64_t gen;
+static atomic_int mod_lock;
+static unsigned long long last_adds = ~0ull, last_subs = ~0ull;
+static char exe_path[4096];
+
+struct sync_ctx {
+    int first;
+    uint64_t gen;
+    int changed;
+};
+
+static size_t build_id(const struct dl_phdr_info *info, const uint8_t **out)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        const uint8_t *end = p + ph->p_memsz;
+        while (p + sizeof(ElfW(Nhdr)) <= end) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+            size_t name = (nh->n_namesz + 3) & ~3u, desc = (nh->n_descsz + 3) & ~3u;
+            const uint8_t *d = p + sizeof *nh + name;
+            if (d + nh->n_descsz > end)
+                break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+                !memcmp(p + sizeof *nh, "GNU", 4)) {
+                *out = d;
+                return nh->n_descsz;
+            }
+            p = d + desc;
+        }
+    }
+    return 0;
+}
+
+static int emit_module(const struct dl_phdr_info *info, uint32_t id)
+{
+    const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : exe_path;
+    size_t nlen = strnlen(name, 4096);
+    const uint8_t *bid = NULL;
+    size_t blen = build_id(info, &bid);
+    if (blen > 64)
+        blen = 64;
+    uint8_t *p = gs_stream_reserve(&gs_meta, 64 + nlen + blen + 32 * (size_t)info->dlpi_phnum);
+    if (!p)
+        return -1;
+    uint8_t *b = gs_rec_open(p, GS_REC_MODULE);
+    uint8_t *e = gs_put_u(b, id);
+    e = gs_put_u(e, gs_now());
+    e = gs_put_u(e, info->dlpi_addr);
+    e = gs_put_bytes(e, name, nlen);
+    e = gs_put_bytes(e, bid, blen);
+    int nseg = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        nseg += info->dlpi_phdr[i].p_type == PT_LOAD;
+    e = gs_put_u(e, (uint64_t)nseg);
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        e = gs_put_u(e, ph->p_vaddr);
+        e = gs_put_u(e, ph->p_memsz);
+        e = gs_put_u(e, ph->p_flags);
+    }
+    gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+    return 0;
+}
+
+static uintptr_t first_vaddr(const struct dl_phdr_info *info)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD)
+            return info->dlpi_phdr[i].p_vaddr;
+    return 0;
+}
+
+static void note_self(const struct dl_phdr_info *info)
+{
+    uintptr_t me = (uintptr_t)&gs_modules_sync;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me >= lo && me < hi) {
+            gs_self_lo = lo;
+            gs_self_hi = hi;
+        }
+    }
+}
+
+static int sync_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    struct sync_ctx *c = arg;
+    if (c->first) {
+        c->first = 0;
+        if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+            if (info->dlpi_adds == last_adds && info->dlpi_subs == last_subs)
+                return 1; /* nothing loaded or unloaded since last time */
+            last_adds = info->dlpi_adds;
+            last_subs = info->dlpi_subs;
+        }
+        c->changed = 1;
+    }
+    if (!mods)
+        return 1;
+    uintptr_t fv = first_vaddr(info);
+    gs_spin_lock(&mod_lock);
+    int i;
+    for (i = 0; i < nmods; i++)
+        if (mods[i].base == info->dlpi_addr && mods[i].first_vaddr == fv)
+            break;
+    if (i < nmods) {
+        mods[i].gen = c->gen;
+    } else if (nmods < GS_MAX_MODULES) {
+        mods[nmods] = (struct module){info->dlpi_addr, fv, next_id++, c->gen};
+        nmods++;
+        note_self(info);
+        gs_spin_lock(&gs_meta.lock);
+        emit_module(info, mods[nmods - 1].id);
+        gs_spin_unlock(&gs_meta.lock);
+    }
+    gs_spin_unlock(&mod_lock);
+    return 0;
+}
+
+void gs_modules_sync(void)
+{
+    if (!mods) {
+        mods = gs_pages_alloc(GS_MAX_MODULES * sizeof *mods);
+        ssize_t n = readlink("/proc/self/exe", exe_path, sizeof exe_path - 1);
+        exe_path[n > 0 ? n : 0] = 0;
+    }
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1; /* the loader may allocate under dl_iterate_phdr */
+    gs_spin_lock(&mod_lock);
+    uint64_t g = ++gen;
+    gs_spin_unlock(&mod_lock);
+    struct sync_ctx c = {1, g, 0};
+    dl_iterate_phdr(sync_cb, &c);
+    if (c.changed && mods) {
+        gs_spin_lock(&mod_lock);
+        for (int i = 0; i < nmods;) {
+            if (mods[i].gen >= g) {
+                i++;
+                continue;
+            }
+            gs_spin_lock(&gs_meta.lock);
+            uint8_t *p = gs_stream_reserve(&gs_meta, 32);
+            if (p) {
+                uint8_t *b = gs_rec_open(p, GS_REC_MODULE_UNLOAD);
+                uint8_t *e = gs_put_u(gs_put_u(b, mods[i].id), gs_now());
+                gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+            }
+            gs_spin_unlock(&gs_meta.lock);
+            mods[i] = mods[--nmods];
+        }
+        gs_spin_unlock(&mod_lock);
+    }
+    gs_tls.in_hook = saved;
+}
+
+static int reemit_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    uintptr_t fv = first_vaddr(info);
+    for (int i = 0; i < nmods; i++)
+        if (mods[i].base == info->dlpi_addr && mods[i].first_vaddr == fv) {
+            gs_spin_lock(&gs_meta.lock);
+            emit_module(info, mods[i].id);
+            gs_spin_unlock(&gs_meta.lock);
+        }
+    return 0;
+}
+
+/* In a forked child: the new trace needs the whole map again. */
+void gs_modules_reemit(void)
+{
+    atomic_store(&mod_lock, 0); /* a thread that held it does not exist here */
+    if (!mods)
+        return;
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1;
+    dl_iterate_phdr(reemit_cb, NULL);
+    gs_tls.in_hook = saved;
+}

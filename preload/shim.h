@@ -1,0 +1,249 @@
+/*
+ * Internal interface of libgcspy.so: what the files of preload/ share.
+ *
+ * The shim is split so that its core can be driven without LD_PRELOAD:
+ * hooks.c (the interposed libc functions) is the only file that knows about
+ * interposition; everything below it works on plain addresses and is called
+ * directly by the unit tests (tests/unit/test_core.c) with fake pointers.
+ *
+ *   hooks.c    interposed functions, bootstrap, recursion guard
+ *   core.c     gs_on_alloc/free/realloc, threads, process start/exit, fork
+ *   table.c    the sharded live-block table; each shard owns an event buffer
+ *   stack.c    stack capture (frame pointers or libunwind) and interning
+ *   writer.c   buffer pool, background writer thread, chunks, trace file
+ *   modules.c  the module map (dl_iterate_phdr), written as MODULE records
+ *   options.c  options from the environment (options.def)
+ *   mem.c      the shim's own memory, straight from mmap
+ *
+ * Invariants every file keeps:
+ *  - Nothing here allocates through the hooked functions: memory comes from
+ *    gs_pages_alloc (mmap). Code that must call into libc functions that may
+ *    allocate (pthread_getattr_np, dl_iterate_phdr, libunwind) runs with the
+ *    thread's recursion flag set, so those allocations pass through untracked.
+ *  - Lock order: loader lock (dl_iterate_phdr) → stack lock → meta lock;
+ *    a shard lock is never held while taking any other lock except the buffer
+ *    pool lock (a leaf). Nothing calls dl_iterate_phdr or an unwinder while
+ *    holding a gcspy lock.
+ *  - No gcspy lock is held across a call into the program, except the shard
+ *    lock of a block across the real realloc (see core.c).
+ */
+#ifndef GCSPY_SHIM_H
+#define GCSPY_SHIM_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "gcspy/record.h"
+#include "gcspy/trace_format.h"
+
+#define GS_LIKELY(x) __builtin_expect(!!(x), 1)
+#define GS_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define GS_HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- options (options.c) ---- */
+struct gs_options {
+#define GS_OPT_STR const char *
+#define GS_OPT_INT uint64_t
+#define GS_OPT_BOOL int
+#define GS_OPT_UNWIND int
+#define GS_OPT(field, env, type, def, help) GS_OPT_##type field;
+#include "options.def"
+#undef GS_OPT
+};
+extern struct gs_options gs_opt;
+/* Parses the environment (envp as the kernel gave it) into gs_opt; never
+ * allocates. Bad values keep the default and print one line. */
+void gs_options_load(char **envp);
+
+/* ---- memory (mem.c) ---- */
+void *gs_pages_alloc(size_t bytes);          /* zeroed, or NULL */
+void gs_pages_free(void *p, size_t bytes);
+/* One line on stderr, "gcspy: ..." (write(2), no stdio, no malloc). */
+void gs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* vsnprintf-like into a buffer without malloc: %s %d %u %lu %llu %zu %x %lx %p %%. */
+int gs_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int gs_raw_gettid(void);
+/* Whole-file read into buf (no stdio); returns bytes read or -1. */
+ssize_t gs_read_file(const char *path, char *buf, size_t len);
+
+/* ---- clock ---- */
+extern uint64_t gs_t0_ns; /* CLOCK_MONOTONIC at start */
+static inline uint64_t gs_mono_ns(clockid_t c)
+{
+    struct timespec ts;
+    clock_gettime(c, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+/* Event time: the coarse clock (a few ns; jiffy resolution) is enough to
+ * place events on a memory-over-time axis. Pauses use gs_now_fine(). */
+static inline uint64_t gs_now(void)
+{
+    uint64_t t = gs_mono_ns(CLOCK_MONOTONIC_COARSE);
+    return t > gs_t0_ns ? t - gs_t0_ns : 0;
+}
+static inline uint64_t gs_now_fine(void)
+{
+    uint64_t t = gs_mono_ns(CLOCK_MONOTONIC);
+    return t > gs_t0_ns ? t - gs_t0_ns : 0;
+}
+
+/* ---- buffers and the writer (writer.c) ---- */
+#define GS_BUF_SIZE (64u << 10)
+struct gs_buf {
+    struct gs_buf *next;
+    uint64_t seq;   /* start order: buffers of one stream are written in seq order */
+    uint32_t len;
+    uint32_t pad;
+    struct gs_enc_state st;
+    uint8_t data[GS_BUF_SIZE];
+};
+/* A stream: a current buffer plus the lock that serialises appends to it. The
+ * shards of the table are streams; so is the meta stream (definitions). */
+struct gs_stream {
+    atomic_int lock;
+    struct gs_buf *cur;
+};
+static inline void gs_spin_lock(atomic_int *l)
+{
+    for (unsigned n = 0;; n++) {
+        if (!atomic_exchange_explicit(l, 1, memory_order_acquire))
+            return;
+        while (atomic_load_explicit(l, memory_order_relaxed)) {
+            if (n++ < 64)
+                __builtin_ia32_pause();
+            else {
+                extern int sched_yield(void);
+                sched_yield();
+            }
+        }
+    }
+}
+static inline void gs_spin_unlock(atomic_int *l)
+{
+    atomic_store_explicit(l, 0, memory_order_release);
+}
+/* Returns a pointer where up to `need` bytes may be written into s's current
+ * buffer (starting one, with its TIMEBASE, if needed), or NULL when tracing
+ * has stopped. Caller holds s->lock and then calls gs_stream_commit. */
+uint8_t *gs_stream_reserve(struct gs_stream *s, size_t need);
+static inline void gs_stream_commit(struct gs_stream *s, uint8_t *end)
+{
+    s->cur->len = (uint32_t)(end - s->cur->data);
+}
+extern struct gs_stream gs_meta; /* definitions: STACK, MODULE, THREAD_*, ... */
+
+int gs_writer_open(void);      /* opens the trace file; 0 or -1 */
+int gs_writer_start(void);     /* starts the background thread */
+/* Writes everything buffered so far, synchronously, from the calling thread. */
+void gs_writer_flush(void);
+/* Final flush, then `tail` (already encoded records) in the last chunk, then
+ * close; nothing is written afterwards. 0 when everything reached the file. */
+int gs_writer_close(const uint8_t *tail, size_t tail_len);
+int gs_writer_is_thread(void);
+/* fork: lock(0) = writer mutex (first), lock(1) = buffer pool (last). */
+void gs_writer_atfork_lock(int pool);
+void gs_writer_atfork_unlock(int pool);
+/* After fork, in the child: forget the parent's buffers and file. */
+void gs_writer_atfork_child(void);
+const char *gs_writer_path(void);
+/* Stops tracing after an internal failure: one line on stderr, hooks pass
+ * straight through from now on, the program runs on. */
+void gs_fail(const char *what, int err);
+
+/* ---- tracing state (core.c) ---- */
+enum { GS_OFF = 0, GS_ON = 1, GS_STOPPED = 2 };
+extern atomic_int gs_state;
+static inline int gs_tracing(void)
+{
+    return atomic_load_explicit(&gs_state, memory_order_relaxed) == GS_ON;
+}
+
+/* ---- the live-block table (table.c) ---- */
+struct gs_block {
+    uint64_t addr;   /* 0: empty slot */
+    uint64_t size;
+    uint32_t stack;
+    uint8_t kind;    /* enum gs_mem_kind */
+    uint8_t fn;      /* enum gs_alloc_fn */
+    uint8_t mark;    /* scanner's use */
+    uint8_t flags;
+};
+#define GS_SHARDS 128
+struct gs_shard {
+    struct gs_stream s;     /* lock guards the table and the buffer */
+    struct gs_block *slots;
+    uint64_t cap;           /* power of two */
+    uint64_t count;
+    uint64_t bytes;
+    char pad[64 - (sizeof(struct gs_stream) + 4 * sizeof(uint64_t)) % 64];
+};
+extern struct gs_shard gs_shards[GS_SHARDS];
+static inline struct gs_shard *gs_shard_of(uint64_t addr)
+{
+    /* Blocks of one 64 KiB region share a shard: consecutive allocations of
+     * one thread land in one buffer, so address deltas stay small. */
+    return &gs_shards[((addr >> 16) * 0x9E3779B97F4A7C15ull) >> 57];
+}
+int gs_table_init(void);
+/* Under the shard lock: */
+int gs_table_insert(struct gs_shard *sh, const struct gs_block *b); /* 0 or -1 (no memory) */
+int gs_table_remove(struct gs_shard *sh, uint64_t addr, struct gs_block *out); /* 1 found */
+struct gs_block *gs_table_find(struct gs_shard *sh, uint64_t addr);
+
+/* ---- stacks (stack.c) ---- */
+#define GS_MAX_DEPTH 256
+void gs_stack_init(void);
+/* Captures the caller's stack, given the frame address of the hook (fp walk
+ * starts there; frames inside libgcspy are skipped for libunwind). */
+int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max);
+/* Interns a stack (ips[0] innermost). Emits STACK records for new nodes. */
+uint32_t gs_stack_intern(const uintptr_t *ips, int n);
+/* Node table access for fork re-emission. */
+void gs_stack_reemit(void);
+void gs_stack_lock(void);
+void gs_stack_unlock(void);
+
+/* ---- modules (modules.c) ---- */
+void gs_modules_sync(void);  /* emits MODULE / MODULE_UNLOAD for changes */
+void gs_modules_reemit(void);
+/* Address range of libgcspy.so's own code, for skipping its frames. */
+extern uintptr_t gs_self_lo, gs_self_hi;
+
+/* ---- per-thread state (core.c) ---- */
+struct gs_thread {
+    struct gs_thread *next;      /* registry list */
+    uint32_t index;
+    int tid;
+    int dead;
+    uintptr_t stack_lo, stack_hi;
+    uint64_t allocs, frees, bytes;
+    uint64_t cache_hash[1024];
+    uint32_t cache_id[1024];
+};
+struct gs_tls {
+    int in_hook;                 /* recursion guard: set while inside gcspy */
+    int exited;                  /* thread's TSD destructors have run */
+    struct gs_thread *th;
+};
+extern __thread struct gs_tls gs_tls __attribute__((tls_model("initial-exec")));
+struct gs_thread *gs_thread_get(void);
+
+/* ---- the core API the hooks (and tests) call ---- */
+int gs_core_early_init(char **envp); /* first hook call or constructor */
+int gs_core_start(void);             /* constructor: file, writer, atexit, atfork */
+void gs_core_exit(int status);       /* final scan, summary, close */
+void gs_on_alloc(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, unsigned fn);
+/* Returns 1 when addr was a tracked block (a FREE was recorded). */
+int gs_on_free(uint64_t addr);
+/* realloc: lock the old block's shard before the real realloc, so no other
+ * thread can record a new block at the old address before our FREE of it. */
+struct gs_shard *gs_on_realloc_begin(uint64_t old);
+void gs_on_realloc_end(struct gs_shard *sh, uint64_t old, uint64_t neu, uint64_t size,
+                       uint32_t stack);
+void gs_on_exec(const char *path);
+void gs_meta_thread_start(struct gs_thread *th);
+
+#endif /* GCSPY_SHIM_H */

@@ -1,0 +1,122 @@
+/*
+ * The live-block table: every tracked block (address, size, stack, kind),
+ * sharded so that the hot path never takes a global lock.
+ *
+ * A block's shard is chosen by its 64 KiB region (gs_shard_of). Each shard is
+ * an open-addressing hash table with linear probing and backward-shift
+ * deletion (no tombstones, so long-running churn never degrades it), guarded
+ * by the shard's spinlock, which also guards the shard's event buffer: the
+ * ALLOC and FREE records of one address are therefore written in the order
+ * the events happened, whatever thread did them.
+ *
+ * The scanner reads the tables while the world is stopped, without locks. It
+ * may find one shard mid-update; what must stay true for that to be safe: a
+ * table is grown by building the new slot array completely before publishing
+ * it (one pointer store) and the old array is unmapped only after that.
+ */
+#include <string.h>
+
+#include "shim.h"
+
+struct gs_shard gs_shards[GS_SHARDS];
+
+#define GS_TABLE_INIT_CAP 1024u
+
+static inline uint64_t slot_of(uint64_t addr, uint64_t mask)
+{
+    return ((addr >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;
+}
+
+int gs_table_init(void)
+{
+    for (int i = 0; i < GS_SHARDS; i++) {
+        struct gs_shard *sh = &gs_shards[i];
+        sh->slots = gs_pages_alloc(GS_TABLE_INIT_CAP * sizeof(struct gs_block));
+        if (!sh->slots)
+            return -1;
+        sh->cap = GS_TABLE_INIT_CAP;
+        sh->count = sh->bytes = 0;
+    }
+    return 0;
+}
+
+static int grow(struct gs_shard *sh)
+{
+    uint64_t ncap = sh->cap * 2, mask = ncap - 1;
+    struct gs_block *ns = gs_pages_alloc(ncap * sizeof(struct gs_block));
+    if (!ns)
+        return -1;
+    for (uint64_t i = 0; i < sh->cap; i++) {
+        const struct gs_block *b = &sh->slots[i];
+        if (!b->addr)
+            continue;
+        uint64_t j = slot_of(b->addr, mask);
+        while (ns[j].addr)
+            j = (j + 1) & mask;
+        ns[j] = *b;
+    }
+    struct gs_block *old = sh->slots;
+    uint64_t ocap = sh->cap;
+    __atomic_store_n(&sh->slots, ns, __ATOMIC_RELEASE);
+    sh->cap = ncap;
+    gs_pages_free(old, ocap * sizeof(struct gs_block));
+    return 0;
+}
+
+int gs_table_insert(struct gs_shard *sh, const struct gs_block *b)
+{
+    if ((sh->count + 1) * 4 > sh->cap * 3 && grow(sh))
+        return -1;
+    uint64_t mask = sh->cap - 1, j = slot_of(b->addr, mask);
+    while (sh->slots[j].addr) {
+        if (sh->slots[j].addr == b->addr) { /* a block we missed the free of */
+            sh->bytes -= sh->slots[j].size;
+            sh->slots[j] = *b;
+            sh->bytes += b->size;
+            return 0;
+        }
+        j = (j + 1) & mask;
+    }
+    sh->slots[j] = *b;
+    sh->count++;
+    sh->bytes += b->size;
+    return 0;
+}
+
+struct gs_block *gs_table_find(struct gs_shard *sh, uint64_t addr)
+{
+    uint64_t mask = sh->cap - 1, j = slot_of(addr, mask);
+    while (sh->slots[j].addr) {
+        if (sh->slots[j].addr == addr)
+            return &sh->slots[j];
+        j = (j + 1) & mask;
+    }
+    return NULL;
+}
+
+int gs_table_remove(struct gs_shard *sh, uint64_t addr, struct gs_block *out)
+{
+    struct gs_block *b = gs_table_find(sh, addr);
+    if (!b)
+        return 0;
+    if (out)
+        *out = *b;
+    sh->count--;
+    sh->bytes -= b->size;
+    /* Backward-shift deletion: move later members of the probe run into the
+     * hole so every remaining key stays reachable from its home slot. */
+    uint64_t mask = sh->cap - 1, i = (uint64_t)(b - sh->slots), j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!sh->slots[j].addr)
+            break;
+        uint64_t home = slot_of(sh->slots[j].addr, mask);
+        /* Move j into i when its home is not in the cyclic range (i, j]. */
+        if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
+            sh->slots[i] = sh->slots[j];
+            i = j;
+        }
+    }
+    memset(&sh->slots[i], 0, sizeof sh->slots[i]);
+    return 1;
+}

@@ -1,0 +1,594 @@
+/*
+ * Event buffers, the background writer thread and the trace file.
+ *
+ * Events are appended to streams (one per table shard, plus the meta stream
+ * for definitions) under the stream's lock; a stream's current buffer is
+ * handed to the writer when it fills, or detached by the writer every
+ * GCSPY_FLUSH_MS. The writer packs buffers into chunks, compresses them with
+ * zstd and writes each chunk with one write(2), so a process killed at any
+ * moment leaves a trace readable up to its last complete chunk.
+ *
+ * Ordering, which the reader relies on (docs/trace-format.md):
+ *  1. The records of one address are in event order: they are appended under
+ *     one shard lock, and the buffers of one shard are written in the order
+ *     they were started (each buffer gets a global sequence number).
+ *  2. Definitions come before their uses. A flush round takes `cut` (the
+ *     sequence counter), detaches every shard's current buffer, then the
+ *     meta buffer, then takes the queue of full buffers. It writes all meta
+ *     buffers first, then the shard buffers started before `cut`; shard
+ *     buffers started later wait for the next round. Every event written was
+ *     appended before its shard was detached, hence before the meta detach,
+ *     so every definition it uses is written in this round or an earlier one.
+ *  3. One flush round at a time: the writer mutex (also taken by the exit
+ *     flush and across fork).
+ *
+ * Backpressure: when more than GS_PENDING_MAX bytes wait for the writer, a
+ * thread starting a new buffer waits, with its stream lock released, until
+ * the writer catches up. Tracing never drops events silently: if the file
+ * cannot be written, tracing stops with one line on stderr.
+ */
+#define _GNU_SOURCE
+#define ZSTD_STATIC_LINKING_ONLY
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "shim.h"
+
+#define GS_CHUNK_TARGET (1u << 20)
+#define GS_PENDING_MAX (256ull << 20)
+#define GS_BUFS_PER_SLAB 16
+
+struct gs_stream gs_meta;
+
+static struct gs_buf *_Atomic full_queue; /* Treiber stack, LIFO */
+static struct gs_buf *free_list;
+static atomic_int pool_lock;
+static atomic_uint_fast64_t buf_seq = 1;
+static atomic_int_fast64_t pending_bytes;
+static atomic_uint wake_word;   /* futex: bumped to wake the writer */
+static atomic_uint drain_word;  /* futex: bumped when pending drops */
+
+static pthread_mutex_t writer_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t writer_thread;
+static int writer_running;
+static atomic_int writer_stop;
+static int fd = -1;
+static uint32_t chunk_seq;
+static char path[4096];
+static struct gs_buf *deferred; /* shard buffers started after a round's cut */
+static ZSTD_CCtx *cctx;
+static uint8_t *raw, *comp;
+static size_t comp_cap;
+static uint64_t last_sample_ns;
+static atomic_int failed_once;
+static int write_failed;
+
+static void futex_wake(atomic_uint *w)
+{
+    syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
+}
+
+static void futex_wait(atomic_uint *w, unsigned seen, uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+}
+
+void gs_fail(const char *what, int err)
+{
+    atomic_store(&gs_state, GS_STOPPED);
+    if (!atomic_exchange(&failed_once, 1))
+        gs_log("%s: %s; tracing stopped, the program runs on", what,
+               err ? strerror(err) : "internal error");
+    futex_wake(&drain_word);
+}
+
+/* ---- buffer pool ---- */
+
+static struct gs_buf *buf_get(void)
+{
+    gs_spin_lock(&pool_lock);
+    struct gs_buf *b = free_list;
+    if (!b) {
+        struct gs_buf *slab = gs_pages_alloc(GS_BUFS_PER_SLAB * sizeof(struct gs_buf));
+        if (!slab) {
+            gs_spin_unlock(&pool_lock);
+            return NULL;
+        }
+        for (int i = 0; i < GS_BUFS_PER_SLAB; i++) {
+            slab[i].next = free_list;
+            free_list = &slab[i];
+        }
+        b = free_list;
+    }
+    free_list = b->next;
+    gs_spin_unlock(&pool_lock);
+    b->next = NULL;
+    b->len = 0;
+    b->pad = 0;
+    b->seq = atomic_fetch_add(&buf_seq, 1);
+    return b;
+}
+
+static void buf_put(struct gs_buf *b)
+{
+    gs_spin_lock(&pool_lock);
+    b->next = free_list;
+    free_list = b;
+    gs_spin_unlock(&pool_lock);
+}
+
+static void queue_push(struct gs_buf *b)
+{
+    atomic_fetch_add(&pending_bytes, (int64_t)b->len);
+    struct gs_buf *head = atomic_load(&full_queue);
+    do
+        b->next = head;
+    while (!atomic_compare_exchange_weak(&full_queue, &head, b));
+    atomic_fetch_add(&wake_word, 1);
+    futex_wake(&wake_word);
+}
+
+uint8_t *gs_stream_reserve(struct gs_stream *s, size_t need)
+{
+    struct gs_buf *b = s->cur;
+    if (GS_LIKELY(b && b->len + need <= GS_BUF_SIZE))
+        return b->data + b->len;
+    if (atomic_load_explicit(&gs_state, memory_order_relaxed) == GS_STOPPED)
+        return NULL;
+    if (b) {
+        s->cur = NULL;
+        queue_push(b);
+    }
+    /* Backpressure, with the stream lock released (the writer may need it). */
+    while (atomic_load(&pending_bytes) > (int64_t)GS_PENDING_MAX && writer_running &&
+           !pthread_equal(pthread_self(), writer_thread) &&
+           atomic_load(&gs_state) == GS_ON) {
+        unsigned seen = atomic_load(&drain_word);
+        gs_spin_unlock(&s->lock);
+        futex_wait(&drain_word, seen, 10000000);
+        gs_spin_lock(&s->lock);
+    }
+    if (s->cur && s->cur->len + need <= GS_BUF_SIZE)
+        return s->cur->data + s->cur->len;
+    if (s->cur) {
+        queue_push(s->cur);
+        s->cur = NULL;
+    }
+    b = buf_get();
+    if (!b) {
+        gs_fail("out of memory for event buffers", ENOMEM);
+        return NULL;
+    }
+    b->pad = s == &gs_meta; /* marks meta buffers for the flush round */
+    b->len = (uint32_t)(gs_rec_timebase(b->data, &b->st, gs_now()) - b->data);
+    s->cur = b;
+    return b->data + b->len;
+}
+
+/* ---- the trace file ---- */
+
+static void append_clean(char **o, char *end, const char *s, size_t n)
+{
+    /* Names from the environment or the executable become one path
+     * component: no '/', no "..", nothing but [A-Za-z0-9._+-]. */
+    for (size_t i = 0; i < n && s[i] && *o < end; i++) {
+        char c = s[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == '-' || c == '+';
+        *(*o)++ = ok ? c : '_';
+    }
+}
+
+static void expand_pattern(char *out, size_t len)
+{
+    char *o = out, *end = out + len - 16;
+    char exe[256] = "", host[256] = "", num[32];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    const char *base = exe;
+    if (n > 0) {
+        exe[n] = 0;
+        const char *slash = strrchr(exe, '/');
+        base = slash ? slash + 1 : exe;
+    }
+    if (gs_read_file("/proc/sys/kernel/hostname", host, sizeof host - 1) > 0)
+        host[strcspn(host, "\n")] = 0;
+    const char *rank = getenv("RANK");
+    for (const char *p = gs_opt.output; *p && o < end; p++) {
+        if (*p != '%' || !p[1]) {
+            *o++ = *p;
+            continue;
+        }
+        switch (*++p) {
+        case 'p':
+            gs_fmt(num, sizeof num, "%d", (int)getpid());
+            append_clean(&o, end, num, sizeof num);
+            break;
+        case 'e':
+            append_clean(&o, end, base[0] ? base : "prog", strlen(base[0] ? base : "prog"));
+            if (o > out && o[-1] == '.')
+                o[-1] = '_'; /* never "." or ".." */
+            break;
+        case 'h':
+            append_clean(&o, end, host, strlen(host));
+            break;
+        case 'r':
+            append_clean(&o, end, rank ? rank : "0", strlen(rank ? rank : "0"));
+            break;
+        case '%':
+            *o++ = '%';
+            break;
+        default:
+            *o++ = '%';
+            *o++ = *p;
+        }
+    }
+    *o = 0;
+}
+
+static int write_all(const void *p, size_t n)
+{
+    const uint8_t *c = p;
+    while (n) {
+        ssize_t w = write(fd, c, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        c += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+static void *zalloc(void *opaque, size_t size)
+{
+    (void)opaque;
+    size_t *p = gs_pages_alloc(size + 16);
+    if (!p)
+        return NULL;
+    p[0] = size + 16;
+    return (char *)p + 16;
+}
+
+static void zfree(void *opaque, void *addr)
+{
+    (void)opaque;
+    if (addr) {
+        size_t *p = (size_t *)((char *)addr - 16);
+        gs_pages_free(p, p[0]);
+    }
+}
+
+int gs_writer_open(void)
+{
+    char base[sizeof path - 16];
+    expand_pattern(base, sizeof base);
+    if (!base[0])
+        gs_fmt(base, sizeof base, "gcspy-%d.trace", (int)getpid());
+    /* Never overwrite, never follow a planted symlink: O_EXCL|O_NOFOLLOW. */
+    for (int i = 0; i < 1000; i++) {
+        if (i)
+            gs_fmt(path, sizeof path, "%s.%d", base, i);
+        else
+            gs_fmt(path, sizeof path, "%s", base);
+        fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd >= 0 || errno != EEXIST)
+            break;
+    }
+    if (fd < 0) {
+        gs_fail(path[0] ? path : "opening the trace", errno);
+        return -1;
+    }
+    if (!cctx) {
+        ZSTD_customMem mem = {zalloc, zfree, NULL};
+        cctx = ZSTD_createCCtx_advanced(mem);
+        comp_cap = ZSTD_compressBound(GS_CHUNK_TARGET + GS_BUF_SIZE);
+        raw = gs_pages_alloc(GS_CHUNK_TARGET + GS_BUF_SIZE);
+        comp = gs_pages_alloc(comp_cap + GS_CHUNK_HDR_SIZE);
+        if (!cctx || !raw || !comp) {
+            gs_fail("setting up compression", ENOMEM);
+            return -1;
+        }
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+    }
+    uint8_t hdr[GS_FILE_HDR_SIZE];
+    gs_file_header(hdr, GS_FILE_F_ZSTD);
+    chunk_seq = 0;
+    if (write_all(hdr, sizeof hdr)) {
+        gs_fail("writing the trace header", errno);
+        return -1;
+    }
+    return 0;
+}
+
+const char *gs_writer_path(void)
+{
+    return path;
+}
+
+static int emit_chunk(size_t raw_len)
+{
+    if (!raw_len)
+        return 0;
+    size_t n = ZSTD_compress2(cctx, comp + GS_CHUNK_HDR_SIZE, comp_cap, raw, raw_len);
+    if (ZSTD_isError(n)) {
+        gs_fail("compressing a chunk", 0);
+        return -1;
+    }
+    gs_chunk_header(comp, chunk_seq, comp + GS_CHUNK_HDR_SIZE, (uint32_t)n, (uint32_t)raw_len);
+    if (write_all(comp, GS_CHUNK_HDR_SIZE + n)) {
+        char what[sizeof path + 32];
+        gs_fmt(what, sizeof what, "writing trace %s failed", path);
+        write_failed = 1;
+        gs_fail(what, errno);
+        return -1;
+    }
+    chunk_seq++;
+    return 0;
+}
+
+/* Merge sort of a buffer list by seq (no allocation). */
+static struct gs_buf *sort_by_seq(struct gs_buf *l)
+{
+    if (!l || !l->next)
+        return l;
+    struct gs_buf *a = l, *b = l->next;
+    while (b && b->next) {
+        l = l->next;
+        b = b->next->next;
+    }
+    b = l->next;
+    l->next = NULL;
+    a = sort_by_seq(a);
+    b = sort_by_seq(b);
+    struct gs_buf head, *t = &head;
+    while (a && b) {
+        if (a->seq < b->seq) { t->next = a; a = a->next; }
+        else { t->next = b; b = b->next; }
+        t = t->next;
+    }
+    t->next = a ? a : b;
+    return head.next;
+}
+
+/* Packs the list into chunks, writes them, returns every buffer to the pool. */
+static int write_list(struct gs_buf *l, size_t *fill)
+{
+    int rc = 0;
+    while (l) {
+        struct gs_buf *next = l->next;
+        if (rc == 0 && fd >= 0 && !write_failed && l->len) {
+            if (*fill + l->len > GS_CHUNK_TARGET) {
+                rc = emit_chunk(*fill);
+                *fill = 0;
+            }
+            if (rc == 0) {
+                memcpy(raw + *fill, l->data, l->len);
+                *fill += l->len;
+            }
+        }
+        atomic_fetch_sub(&pending_bytes, (int64_t)l->len);
+        buf_put(l);
+        l = next;
+    }
+    return rc;
+}
+
+static void detach(struct gs_stream *s, struct gs_buf **list)
+{
+    gs_spin_lock(&s->lock);
+    struct gs_buf *b = s->cur;
+    s->cur = NULL;
+    gs_spin_unlock(&s->lock);
+    if (b) {
+        atomic_fetch_add(&pending_bytes, (int64_t)b->len);
+        b->next = *list;
+        *list = b;
+    }
+}
+
+/* One flush round (see the ordering notes at the top). Caller holds writer_mu. */
+static void flush_round(void)
+{
+    uint64_t cut = atomic_load(&buf_seq);
+    struct gs_buf *shards = deferred, *metas = NULL;
+    deferred = NULL;
+    for (int i = 0; i < GS_SHARDS; i++)
+        detach(&gs_shards[i].s, &shards);
+    detach(&gs_meta, &metas);
+    struct gs_buf *q = atomic_exchange(&full_queue, NULL);
+    while (q) {
+        struct gs_buf *next = q->next;
+        if (q->pad == 1) {
+            q->next = metas;
+            metas = q;
+        } else if (q->seq >= cut) {
+            q->next = deferred;
+            deferred = q;
+        } else {
+            q->next = shards;
+            shards = q;
+        }
+        q = next;
+    }
+    size_t fill = 0;
+    write_list(sort_by_seq(metas), &fill);
+    write_list(sort_by_seq(shards), &fill);
+    if (fd >= 0 && !write_failed)
+        emit_chunk(fill);
+    atomic_fetch_add(&drain_word, 1);
+    futex_wake(&drain_word);
+}
+
+void gs_writer_flush(void)
+{
+    pthread_mutex_lock(&writer_mu);
+    flush_round();
+    pthread_mutex_unlock(&writer_mu);
+}
+
+static void sample(void)
+{
+    char statm[128];
+    uint64_t rss = 0;
+    if (gs_read_file("/proc/self/statm", statm, sizeof statm - 1) > 0) {
+        statm[127] = 0;
+        const char *p = strchr(statm, ' ');
+        for (p = p ? p + 1 : ""; *p >= '0' && *p <= '9'; p++)
+            rss = rss * 10 + (uint64_t)(*p - '0');
+        rss *= (uint64_t)sysconf(_SC_PAGESIZE);
+    }
+    struct mallinfo2 mi = mallinfo2();
+    gs_spin_lock(&gs_meta.lock);
+    uint8_t *p = gs_stream_reserve(&gs_meta, 128);
+    if (p) {
+        uint8_t *b = gs_rec_open(p, GS_REC_SAMPLE);
+        uint8_t *e = gs_put_u(b, gs_now());
+        e = gs_put_u(e, rss);
+        e = gs_put_u(e, mi.arena);
+        e = gs_put_u(e, mi.ordblks);
+        e = gs_put_u(e, mi.hblks);
+        e = gs_put_u(e, mi.hblkhd);
+        e = gs_put_u(e, mi.uordblks);
+        e = gs_put_u(e, mi.fordblks);
+        e = gs_put_u(e, mi.keepcost);
+        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+    }
+    gs_spin_unlock(&gs_meta.lock);
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    gs_tls.in_hook = 1; /* everything this thread does is gcspy's own */
+    while (!atomic_load(&writer_stop) && gs_tracing()) {
+        unsigned seen = atomic_load(&wake_word);
+        if (atomic_load(&full_queue) == NULL)
+            futex_wait(&wake_word, seen, gs_opt.flush_ms * 1000000ull);
+        if (atomic_load(&writer_stop) || !gs_tracing())
+            break;
+        uint64_t now = gs_now_fine();
+        if (gs_opt.sample_ms && now - last_sample_ns >= gs_opt.sample_ms * 1000000ull) {
+            last_sample_ns = now;
+            sample();
+        }
+        gs_modules_sync(); /* catches dlclose */
+        gs_writer_flush();
+    }
+    return NULL;
+}
+
+int gs_writer_start(void)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    /* The writer blocks every signal: the program's handlers and the
+     * scanner's stop signal are for the program's threads. */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    atomic_store(&writer_stop, 0);
+    int rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc) {
+        gs_fail("starting the writer thread", rc);
+        return -1;
+    }
+    writer_running = 1;
+    return 0;
+}
+
+int gs_writer_is_thread(void)
+{
+    return writer_running && pthread_equal(pthread_self(), writer_thread);
+}
+
+int gs_writer_close(const uint8_t *tail, size_t tail_len)
+{
+    int rc = -1;
+    if (writer_running && !gs_writer_is_thread()) {
+        atomic_store(&writer_stop, 1);
+        atomic_fetch_add(&wake_word, 1);
+        futex_wake(&wake_word);
+        /* The writer exits within one round; joining is safe because it
+         * never waits on anything the exiting thread holds. */
+        pthread_join(writer_thread, NULL);
+        writer_running = 0;
+    }
+    pthread_mutex_lock(&writer_mu);
+    flush_round();
+    if (deferred) /* the second round writes what the first deferred */
+        flush_round();
+    /* The tail (PROCESS_EXIT, TRACE_END) goes last, in a chunk of its own. */
+    if (fd >= 0 && !write_failed && tail_len <= GS_CHUNK_TARGET) {
+        memcpy(raw, tail, tail_len);
+        rc = emit_chunk(tail_len);
+    }
+    if (fd >= 0)
+        close(fd);
+    fd = -1;
+    pthread_mutex_unlock(&writer_mu);
+    return rc;
+}
+
+/* fork: the child must not inherit a half-written chunk or a lock held by a
+ * thread that does not exist in it. The core takes, in order: writer mutex,
+ * stack, meta, shards, threads, pool (gs_writer_atfork_lock/unlock bracket). */
+void gs_writer_atfork_lock(int pool)
+{
+    if (pool)
+        gs_spin_lock(&pool_lock);
+    else
+        pthread_mutex_lock(&writer_mu);
+}
+
+void gs_writer_atfork_unlock(int pool)
+{
+    if (pool)
+        gs_spin_unlock(&pool_lock);
+    else
+        pthread_mutex_unlock(&writer_mu);
+}
+
+void gs_writer_atfork_child(void)
+{
+    atomic_store(&pool_lock, 0);
+    atomic_store(&gs_meta.lock, 0);
+    pthread_mutex_init(&writer_mu, NULL);
+    /* The parent's pending events belong to the parent's trace. */
+    struct gs_buf *q = atomic_exchange(&full_queue, NULL);
+    while (q) {
+        struct gs_buf *n = q->next;
+        buf_put(q);
+        q = n;
+    }
+    while (deferred) {
+        struct gs_buf *n = deferred->next;
+        buf_put(deferred);
+        deferred = n;
+    }
+    for (int i = 0; i < GS_SHARDS; i++)
+        if (gs_shards[i].s.cur) {
+            buf_put(gs_shards[i].s.cur);
+            gs_shards[i].s.cur = NULL;
+        }
+    if (gs_meta.cur) {
+        buf_put(gs_meta.cur);
+        gs_meta.cur = NULL;
+    }
+    atomic_store(&pending_bytes, 0);
+    if (fd >= 0)
+        close(fd);
+    fd = -1;
+    write_failed = 0;
+    writer_running = 0;
+    path[0] = 0;
+}
