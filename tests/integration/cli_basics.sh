@@ -105,6 +105,16 @@ expect 0 "dump full" "$G" dump "$T/full.trace"
 diff -u "$T/want" "$T/out" >"$T/diff" || { fail "dump full differs:"; cat "$T/diff"; }
 [ -s "$T/err" ] && fail "dump full wrote to stderr: $(cat "$T/err")"
 
+# The worked example in docs/trace-format.md shows what dump prints.
+"$MK" small "$T/small.trace" || fail "mktrace small"
+(cd "$T" && "$G" dump small.trace) >"$T/small.out" || fail "dump small: exit $?"
+awk '/^`gcspy dump small.trace` prints:$/ { m = 1; next }
+     m == 1 && /^```$/ { m = 2; next }
+     m == 2 && /^```$/ { exit }
+     m == 2 { print }' docs/trace-format.md >"$T/small.doc"
+[ -s "$T/small.doc" ] || fail "docs/trace-format.md: no dump example found"
+diff -u "$T/small.doc" "$T/small.out" >"$T/diff" || { fail "docs/trace-format.md dump example is out of date:"; cat "$T/diff"; }
+
 # The same from standard input.
 expect 0 "dump stdin" "$G" dump - <"$T/full.trace"
 sed '1s|file=".*"|file="<stdin>"|' "$T/want" | diff -q - "$T/out" >/dev/null || fail "dump - differs"
@@ -173,7 +183,7 @@ if cc -shared -fPIC -o "$T/inst/lib/gcspy/libgcspy.so" "$T/stub.c"; then
   expect 2 "run no command" "$GI" run --quiet
   one_line "run no command" '^gcspy: run: missing command'
   # Killed by a signal: the shell sees the signal status, not a gcspy one.
-  "$GI" run -- sh -c 'kill -TERM $$'; rc=$?
+  { "$GI" run -- sh -c 'kill -TERM $$'; rc=$?; } 2>/dev/null
   [ "$rc" -eq 143 ] || fail "run killed by SIGTERM: exit $rc, expected 143"
   # No library anywhere near the binary: one line, exit 2.
   mkdir -p "$T/bare"; cp "$G" "$T/bare/gcspy"
