@@ -10,7 +10,7 @@ GS_ANALYZER_LIBS := -lzstd -ldw -lelf -lm
 all: $(BUILD)/gcspy
 
 $(BUILD)/gcspy: $(GS_ANALYZER_OBJS)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ $(GS_ANALYZER_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) $(GS_ANALYZER_LIBS)
 
 $(BUILD)/obj/analyzer/%.o: analyzer/%.c
 	@mkdir -p $(@D)

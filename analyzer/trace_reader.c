@@ -371,8 +371,9 @@ static int decode(struct gs_reader *r, struct gs_record *rec)
     size_t at = r->pos;
     uint8_t type = *p++;
     int lengthed = type >= GS_REC_LENGTHED;
-    uint64_t dt = 0;
+    uint64_t dt = 0, len = 0;
     int64_t da = 0;
+    const uint8_t *body_end = e;
 
     memset(rec, 0, sizeof *rec);
     rec->type = type;
@@ -424,7 +425,6 @@ static int decode(struct gs_reader *r, struct gs_record *rec)
         return GS_READ_OK;
     }
 
-    uint64_t len;
     if (gs_get_u(&p, e, &len)) {
         const char *why = varint_problem(p, e);
         return rec_damaged(r, at, type, why ? why : "record runs past payload end");
@@ -436,7 +436,7 @@ static int decode(struct gs_reader *r, struct gs_record *rec)
         return rec_damaged(r, at, type, what);
     }
     e = p + len;           /* fields are read within the body only */
-    const uint8_t *body_end = e;
+    body_end = e;
 
     switch (type) {
     case GS_REC_PROCESS_START: {

@@ -16,12 +16,12 @@ $(BUILD)/obj/tests/support/%.o: tests/support/%.c
 
 $(BUILD)/tests/unit_codec: tests/unit/test_codec.c
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(CRITERION_LIBS)
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.c,$^) $(CRITERION_LIBS)
 
 $(BUILD)/tests/unit_reader: tests/unit/test_reader.c $(GS_TB_OBJ) $(BUILD)/obj/analyzer/trace_reader.o
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(GS_TB_CFLAGS) -o $@ $^ $(CRITERION_LIBS) -lzstd
+	$(CC) $(ALL_CFLAGS) $(GS_TB_CFLAGS) -o $@ $(filter %.c %.o,$^) $(CRITERION_LIBS) -lzstd
 
 $(BUILD)/tests/mktrace: $(BUILD)/obj/tests/support/mktrace.o $(GS_TB_OBJ)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -o $@ $^ -lzstd
+	$(CC) $(ALL_CFLAGS) -o $@ $(filter %.o,$^) -lzstd

@@ -196,6 +196,12 @@ static size_t slen(const char *s)
     return s ? strlen(s) : 0;
 }
 
+/* NULL is written as the empty string (never handed to memcpy). */
+static uint8_t *put_str(uint8_t *p, const char *s)
+{
+    return gs_put_str(p, s ? s : "");
+}
+
 #define VU GS_VARINT_MAX
 
 int gs_tb_process_start(struct gs_tb *tb, const struct gs_tb_proc *pr)
@@ -208,14 +214,14 @@ int gs_tb_process_start(struct gs_tb *tb, const struct gs_tb_proc *pr)
     p = gs_put_u(p, pr->pid);
     p = gs_put_u(p, pr->ppid);
     p = gs_put_u(p, pr->wall_ns);
-    p = gs_put_str(p, pr->exe);
+    p = put_str(p, pr->exe);
     p = gs_put_bytes(p, pr->argv ? pr->argv : "", pr->argv ? pr->argv_len : 0);
-    p = gs_put_str(p, pr->host);
+    p = put_str(p, pr->host);
     p = gs_put_u(p, pr->rank1);
     p = gs_put_u(p, pr->local_rank1);
     p = gs_put_u(p, pr->world_size1);
     p = gs_put_u(p, pr->flags);
-    p = gs_put_str(p, pr->version);
+    p = put_str(p, pr->version);
     p = gs_put_u(p, pr->unwinder);
     p = gs_put_u(p, pr->depth);
     p = gs_put_u(p, pr->page_size);
@@ -244,7 +250,7 @@ int gs_tb_module(struct gs_tb *tb, uint64_t id, uint64_t t, uint64_t base,
     p = gs_put_u(p, id);
     p = gs_put_u(p, t);
     p = gs_put_u(p, base);
-    p = gs_put_str(p, path);
+    p = put_str(p, path);
     p = gs_put_bytes(p, build_id_len ? build_id : "", build_id_len);
     p = gs_put_u(p, nseg);
     for (size_t i = 0; i < nseg; i++) {
@@ -314,7 +320,7 @@ int gs_tb_marker(struct gs_tb *tb, uint64_t t, uint64_t thread, uint64_t kind,
     p = gs_put_u(p, t);
     p = gs_put_u(p, thread);
     p = gs_put_u(p, kind);
-    p = gs_put_str(p, label);
+    p = put_str(p, label);
     return close_rec(tb, body, p);
 }
 
@@ -339,7 +345,7 @@ int gs_tb_exec(struct gs_tb *tb, uint64_t t, const char *path)
     if (!p)
         return -1;
     p = gs_put_u(p, t);
-    p = gs_put_str(p, path);
+    p = put_str(p, path);
     return close_rec(tb, body, p);
 }
 
@@ -350,7 +356,7 @@ int gs_tb_stopped(struct gs_tb *tb, uint64_t t, uint64_t dropped, const char *re
         return -1;
     p = gs_put_u(p, t);
     p = gs_put_u(p, dropped);
-    p = gs_put_str(p, reason);
+    p = put_str(p, reason);
     return close_rec(tb, body, p);
 }
 
@@ -412,8 +418,8 @@ int gs_tb_pycode(struct gs_tb *tb, uint64_t id, const char *file,
     if (!p)
         return -1;
     p = gs_put_u(p, id);
-    p = gs_put_str(p, file);
-    p = gs_put_str(p, function);
+    p = put_str(p, file);
+    p = put_str(p, function);
     p = gs_put_u(p, firstline);
     return close_rec(tb, body, p);
 }
