@@ -39,7 +39,9 @@ struct gs_record {
     uint8_t type;          /* enum gs_rec_type; unknown lengthed types are skipped */
     uint64_t file_offset;  /* offset of the chunk holding the record */
     uint64_t payload_offset; /* offset of the record in the decompressed payload */
-    uint64_t t;            /* ns since process start (where the record has a time) */
+    uint64_t t;            /* ns since process start; 0 for records without a time
+                            * (STACK, PYCODE, SCAN_BLOCK, PROCESS_START); PAUSE:
+                            * t_start; SCAN_END: t_end; hot records: absolute */
     union {
         struct { uint64_t thread, addr, size, stack, kind, fn, device, stream, dur_ns; } alloc;
                                                 /* ALLOC, ALLOC_EX, REALLOC (size = new size) */
