@@ -35,7 +35,8 @@ static inline uint8_t *gs_put_s(uint8_t *p, int64_t v)
 static inline uint8_t *gs_put_bytes(uint8_t *p, const void *s, size_t n)
 {
     p = gs_put_u(p, n);
-    memcpy(p, s, n);
+    if (n)
+        memcpy(p, s, n);
     return p + n;
 }
 
