@@ -24,8 +24,8 @@ static const struct gs_command commands[] = {
     { "run", gs_cmd_run, "run a program under gcspy, writing a trace" },
     /* report and check are defined in reports/ by the report engineer, who
      * uncomments these two lines along with adding the files. */
-    /* { "report", gs_cmd_report, "analyze a trace: leaks, growth, fragmentation, pauses" }, */
-    /* { "check", gs_cmd_check, "exit non-zero when a trace breaks the given limits" }, */
+    { "report", gs_cmd_report, "analyze a trace: leaks, growth, fragmentation, pauses" },
+    { "check", gs_cmd_check, "exit non-zero when a trace breaks the given limits" },
     { "dump", gs_cmd_dump, "print every record of a trace as one line of text" },
     { "options", gs_cmd_options, "list the shim's GCSPY_* options (--markdown for README)" },
 };

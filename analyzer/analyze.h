@@ -1,0 +1,53 @@
+/*
+ * From a trace file to a struct gs_result: read (trace_reader.h), replay
+ * (model.h), then the analyses (leak grouping here; growth.c, pauses.c,
+ * frag.c) and symbolization of the stacks that the result shows.
+ */
+#ifndef GCSPY_ANALYZE_H
+#define GCSPY_ANALYZE_H
+
+#include <stddef.h>
+
+#include "growth.h"
+#include "model.h"
+#include "result.h"
+#include "symbols.h"
+
+struct gs_analyze_opts {
+    struct gs_model_opts model;
+    struct gs_growth_opts growth;
+    uint32_t max_groups;        /* leak groups symbolized per class (0: 200) */
+    uint32_t all_classes_mask;  /* 1 << class: every group of it symbolized */
+    uint32_t max_suspects;      /* growth suspects kept (0: 100) */
+    uint32_t max_frames;        /* frames per stack (0: 256) */
+};
+
+void gs_analyze_defaults(struct gs_analyze_opts *o);
+
+/* Analyses the trace at path. Returns 0 with *out set (check (*out)->complete:
+ * a damaged or cut trace still gives a result), or -1 with a one-line
+ * message in err when the trace cannot be read at all (missing, not a trace,
+ * newer format) or memory runs out. */
+int gs_analyze_file(const char *path, const struct gs_analyze_opts *o,
+                    struct gs_symbolizer *sym, struct gs_result **out,
+                    char *err, size_t errlen);
+/* The same for a trace in memory (tests). */
+int gs_analyze_mem(const void *data, size_t len, const char *name,
+                   const struct gs_analyze_opts *o, struct gs_symbolizer *sym,
+                   struct gs_result **out, char *err, size_t errlen);
+void gs_result_free(struct gs_result *r);
+
+/* Pause statistics over pauses v[0..n) (pauses.c); v is sorted in place. */
+int gs_pauses_compute(struct gs_pause *v, size_t n, uint64_t wall_ns,
+                      struct gs_pause_stats *out);
+/* Free space between live host blocks at the end of the trace (frag.c). */
+int gs_frag_heap(const struct gs_model *m, struct gs_heapfrag *out);
+
+/* Names used by every reporter. */
+const char *gs_class_name(int cls);       /* "definite" ... "not-freed" */
+const char *gs_memcat_name(int mc);       /* "host" "pinned" "managed" "device" */
+const char *gs_pause_kind_name(uint32_t kind);
+const char *gs_trigger_name(uint64_t trigger);
+int gs_class_parse(const char *s);        /* -1 when unknown */
+
+#endif /* GCSPY_ANALYZE_H */

@@ -1,0 +1,34 @@
+/*
+ * The CI gate's judgement (`gcspy check`), separate from its option parsing
+ * so unit tests can judge results directly.
+ *
+ * What counts: leak groups whose class is in fail_on, not suppressed, not
+ * inherited from a parent process (the parent's own trace counts those).
+ * Host-side memory (host, pinned, managed) is held to max_bytes and
+ * max_blocks, device memory to max_device_bytes. "growth" in fail_on fails
+ * a trace with any growth suspect that is not suppressed.
+ */
+#ifndef GCSPY_CHECK_H
+#define GCSPY_CHECK_H
+
+#include <stdint.h>
+
+#include "result.h"
+#include "../reports/report.h"
+
+#define GS_CHECK_GROWTH (1u << GS_RC__N)   /* in fail_on: growth suspects */
+
+struct gs_check_limits {
+    uint64_t max_bytes, max_blocks, max_device_bytes;  /* UINT64_MAX: no limit */
+    uint32_t fail_on;           /* 1 << class, | GS_CHECK_GROWTH */
+    int require_complete;       /* an incomplete trace is an error */
+};
+
+void gs_check_defaults(struct gs_check_limits *l);
+/* "definite,indirect,growth" -> mask; -1 naming nothing valid. */
+int gs_check_parse_fail_on(const char *s, uint32_t *mask, char *bad, size_t badlen);
+/* Judges one loaded trace (r NULL: error is why it could not be read). */
+void gs_check_eval(const struct gs_check_limits *l, const char *trace,
+                   const struct gs_result *r, const char *error, struct gs_verdict *v);
+
+#endif /* GCSPY_CHECK_H */

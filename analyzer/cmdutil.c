@@ -1,0 +1,141 @@
+/*
+ * Shared command plumbing (cmdutil.h).
+ */
+#include "cmdutil.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gs_arg_val(struct gs_args *a, const char *name, const char **val)
+{
+    const char *s = a->argv[a->i];
+    size_t n = strlen(name);
+    if (strncmp(s, name, n) != 0)
+        return 0;
+    if (s[n] == '=') {
+        *val = s + n + 1;
+        a->i++;
+        return 1;
+    }
+    if (s[n] != 0)
+        return 0;
+    if (a->i + 1 >= a->argc) {
+        fprintf(stderr, "gcspy %s: option '%s' needs a value\n", a->cmd, name);
+        a->bad = 1;
+        a->i++;
+        return 1;
+    }
+    *val = a->argv[a->i + 1];
+    a->i += 2;
+    return 1;
+}
+
+int gs_arg_flag(struct gs_args *a, const char *name)
+{
+    if (strcmp(a->argv[a->i], name) != 0)
+        return 0;
+    a->i++;
+    return 1;
+}
+
+int gs_parse_num(struct gs_args *a, const char *opt, const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(v) || v < 0) {
+        fprintf(stderr, "gcspy %s: %s: '%s' is not a non-negative number\n", a->cmd, opt, s);
+        a->bad = 1;
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int gs_parse_size(struct gs_args *a, const char *opt, const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    double mul = 1;
+    if (end != s && *end) {
+        switch (*end) {
+        case 'k': case 'K': mul = 1024.0; break;
+        case 'm': case 'M': mul = 1024.0 * 1024; break;
+        case 'g': case 'G': mul = 1024.0 * 1024 * 1024; break;
+        case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; break;
+        default: mul = 0;
+        }
+        if (mul && end[1] && strcmp(end + 1, "iB") != 0 && strcmp(end + 1, "B") != 0)
+            mul = 0;
+    }
+    if (end == s || errno || !isfinite(v) || v < 0 || mul == 0 || v * mul > 1.8e19) {
+        fprintf(stderr, "gcspy %s: %s: '%s' is not a size (a number, optionally with K, M or G)\n",
+                a->cmd, opt, s);
+        a->bad = 1;
+        return -1;
+    }
+    *out = (uint64_t)(v * mul + 0.5);
+    return 0;
+}
+
+int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_analyze_opts *o,
+                   int symbols, const struct gs_supps *supps, int quiet,
+                   struct gs_loaded *out)
+{
+    memset(out, 0, sizeof *out);
+    out->n = n;
+    out->items = calloc(n ? n : 1, sizeof *out->items);
+    out->results = calloc(n ? n : 1, sizeof *out->results);
+    out->errors = calloc(n ? n : 1, sizeof *out->errors);
+    out->sym = gs_sym_new(symbols);
+    if (!out->items || !out->results || !out->errors || !out->sym)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        char err[1024];
+        struct gs_report_item *it = &out->items[i];
+        it->trace = paths[i];
+        if (gs_analyze_file(paths[i], o, out->sym, &out->results[i], err, sizeof err)) {
+            out->errors[i] = strdup(err);
+            if (!out->errors[i])
+                return -1;
+            it->error = out->errors[i];
+            out->unreadable++;
+            continue;
+        }
+        struct gs_result *r = out->results[i];
+        if (supps)
+            gs_supp_apply(supps, r);
+        it->r = r;
+        if (!r->complete && !quiet)
+            fprintf(stderr, "gcspy %s: warning: %s is incomplete: %s\n", cmd, paths[i], r->damage);
+    }
+    uint32_t np = 0;
+    while (gs_sym_problem(out->sym, np))
+        np++;
+    out->problems = calloc(np + 1, sizeof *out->problems);
+    if (!out->problems)
+        return -1;
+    for (uint32_t k = 0; k < np; k++)
+        out->problems[k] = gs_sym_problem(out->sym, k);
+    return 0;
+}
+
+void gs_loaded_free(struct gs_loaded *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        if (l->results)
+            gs_result_free(l->results[i]);
+        if (l->errors)
+            free(l->errors[i]);
+    }
+    free(l->items);
+    free(l->results);
+    free(l->errors);
+    free(l->problems);
+    gs_sym_free(l->sym);
+    memset(l, 0, sizeof *l);
+}

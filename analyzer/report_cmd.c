@@ -1,0 +1,176 @@
+/*
+ * `gcspy report TRACE... [--format text|json|html] [-o FILE]`: one report
+ * over every trace given (ranks of a job, a parent and its forked workers),
+ * with a section per process and totals. Exit status 0 when the report was
+ * written, whatever it says (`gcspy check` is the gate); 2 on bad options,
+ * an unreadable trace, or a failed write. An incomplete or damaged trace is
+ * reported up to the damage, with a warning on stderr.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmdutil.h"
+#include "commands.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: gcspy report TRACE... [--format text|json|html] [-o FILE] [options]\n"
+            "\n"
+            "Analyses one or more gcspy traces (a process each) and prints one report:\n"
+            "leaks by allocation stack, growth, fragmentation and pauses, per process,\n"
+            "then totals.\n"
+            "\n"
+            "options:\n"
+            "  --format FMT          text (default), json (docs/report-json.md), html\n"
+            "  -o, --output FILE     write the report to FILE instead of standard output\n"
+            "  --suppressions FILE   mark leaks matching LeakSanitizer-style 'leak:PATTERN'\n"
+            "                        lines as suppressed (repeatable)\n"
+            "  --max-groups N        leak stacks listed per class (text 20, json 200)\n"
+            "  --max-frames N        frames printed per stack in text (16)\n"
+            "  --show-reachable      text: list still-reachable and not-freed stacks too\n"
+            "  --no-symbols          do not read debug information: frames as module+offset\n"
+            "  --no-timeline         json: leave out the memory-over-time series\n"
+            "  --cuda-pause-ms X     synchronous CUDA calls at least X ms long are pauses (1)\n"
+            "  --growth-min-bytes N  least fitted rise for a growth suspect (64K)\n"
+            "  --growth-min-r2 X     least goodness of fit for a growth suspect (0.8)\n"
+            "  -q, --quiet           no warnings about incomplete traces\n");
+}
+
+int gs_cmd_report(int argc, char **argv)
+{
+    if (gs_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    struct gs_args a = { argc, argv, 1, "report", 0 };
+    struct gs_analyze_opts ao;
+    gs_analyze_defaults(&ao);
+    struct gs_report_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.show_timeline = 1;
+    struct gs_supps supps;
+    memset(&supps, 0, sizeof supps);
+    const char *format = "text", *output = NULL, *v;
+    int symbols = 1, quiet = 0, dashdash = 0;
+    char **paths = calloc((size_t)argc, sizeof *paths);
+    size_t npaths = 0;
+    int rc = 2;
+    if (!paths) {
+        fprintf(stderr, "gcspy report: out of memory\n");
+        return 2;
+    }
+    while (a.i < argc && !a.bad) {
+        const char *s = argv[a.i];
+        double d;
+        uint64_t u;
+        if (dashdash || s[0] != '-' || strcmp(s, "-") == 0) {
+            paths[npaths++] = argv[a.i++];
+        } else if (strcmp(s, "--") == 0) {
+            dashdash = 1;
+            a.i++;
+        } else if (gs_arg_val(&a, "--format", &v)) {
+            if (!a.bad)
+                format = v;
+        } else if (gs_arg_val(&a, "-o", &v) || gs_arg_val(&a, "--output", &v)) {
+            if (!a.bad)
+                output = v;
+        } else if (gs_arg_val(&a, "--suppressions", &v)) {
+            char err[1024];
+            if (!a.bad && gs_supp_load(&supps, v, err, sizeof err)) {
+                fprintf(stderr, "gcspy report: %s\n", err);
+                a.bad = 1;
+            }
+        } else if (gs_arg_val(&a, "--max-groups", &v)) {
+            if (!a.bad && gs_parse_size(&a, "--max-groups", v, &u) == 0)
+                ro.max_groups = u > 1000000 ? 1000000 : (uint32_t)u;
+            if (!a.bad && !ro.max_groups)
+                ro.max_groups = 1000000;
+        } else if (gs_arg_val(&a, "--max-frames", &v)) {
+            if (!a.bad && gs_parse_size(&a, "--max-frames", v, &u) == 0)
+                ro.max_frames = u > 1024 ? 1024 : (u ? (uint32_t)u : 1);
+        } else if (gs_arg_flag(&a, "--show-reachable")) {
+            ro.show_reachable = 1;
+        } else if (gs_arg_flag(&a, "--no-symbols")) {
+            symbols = 0;
+        } else if (gs_arg_flag(&a, "--no-timeline")) {
+            ro.show_timeline = 0;
+        } else if (gs_arg_val(&a, "--cuda-pause-ms", &v)) {
+            if (!a.bad && gs_parse_num(&a, "--cuda-pause-ms", v, &d) == 0)
+                ao.model.cuda_pause_ns = (uint64_t)(d * 1e6);
+        } else if (gs_arg_val(&a, "--growth-min-bytes", &v)) {
+            if (!a.bad && gs_parse_size(&a, "--growth-min-bytes", v, &u) == 0)
+                ao.growth.min_bytes = (double)u;
+        } else if (gs_arg_val(&a, "--growth-min-r2", &v)) {
+            if (!a.bad && gs_parse_num(&a, "--growth-min-r2", v, &d) == 0)
+                ao.growth.min_r2 = d;
+        } else if (gs_arg_flag(&a, "-q") || gs_arg_flag(&a, "--quiet")) {
+            quiet = 1;
+        } else {
+            fprintf(stderr, "gcspy report: unknown option '%s' (see gcspy report --help)\n", s);
+            a.bad = 1;
+        }
+    }
+    if (a.bad)
+        goto out;
+    if (!npaths) {
+        fprintf(stderr, "gcspy report: no trace given (see gcspy report --help)\n");
+        goto out;
+    }
+    const struct gs_reporter *rep = gs_reporter_find(format);
+    if (!rep || rep == &gs_reporter_junit) {
+        if (strcmp(format, "html") == 0)
+            fprintf(stderr, "gcspy report: --format html is not available yet (use text or json)\n");
+        else
+            fprintf(stderr, "gcspy report: unknown format '%s' (text, json or html)\n", format);
+        goto out;
+    }
+    if (ro.max_groups)
+        ao.max_groups = ro.max_groups;
+    if (ro.show_reachable || rep == &gs_reporter_json)
+        ao.max_groups = ro.max_groups ? ro.max_groups : rep->max_groups;
+
+    struct gs_loaded ld;
+    if (gs_load_traces("report", paths, npaths, &ao, symbols, supps.n ? &supps : NULL, quiet,
+                       &ld)) {
+        fprintf(stderr, "gcspy report: out of memory\n");
+        gs_loaded_free(&ld);
+        goto out;
+    }
+    if (ld.unreadable) {
+        for (size_t i = 0; i < ld.n; i++)
+            if (ld.items[i].error)
+                fprintf(stderr, "gcspy report: %s\n", ld.items[i].error);
+        gs_loaded_free(&ld);
+        goto out;
+    }
+    ro.problems = ld.problems;
+    FILE *f = stdout;
+    if (output && strcmp(output, "-") != 0) {
+        f = fopen(output, "w");
+        if (!f) {
+            fprintf(stderr, "gcspy report: cannot write %s: %s\n", output, strerror(errno));
+            gs_loaded_free(&ld);
+            goto out;
+        }
+    }
+    int wr = gs_report_write(rep, f, ld.items, ld.n, &ro);
+    if (f != stdout) {
+        if (fclose(f))
+            wr = -1;
+    } else if (fflush(stdout)) {
+        wr = -1;
+    }
+    if (wr) {
+        fprintf(stderr, "gcspy report: writing the report to %s failed\n", output ? output : "standard output");
+    } else {
+        rc = 0;
+    }
+    gs_loaded_free(&ld);
+out:
+    gs_supp_free(&supps);
+    free(paths);
+    return rc;
+}

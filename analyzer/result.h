@@ -1,0 +1,158 @@
+/*
+ * The analysis of one trace, as the reporters and the CI gate see it: plain
+ * data, independent of the replay model that produced it, and laid out the
+ * way the JSON report (docs/report-json.md) is, so that every reporter and
+ * `gcspy check` work from the same figures. Everything hangs off the
+ * result's arena except frame strings, which live in the symbolizer's arena
+ * (shared between traces; it must outlive the results).
+ */
+#ifndef GCSPY_RESULT_H
+#define GCSPY_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "arena.h"
+#include "model.h"
+
+struct gs_frame {
+    const char *function;   /* NULL: not resolved */
+    const char *file;       /* NULL: unknown */
+    const char *module;     /* module path; NULL: none (Python frames, unknown ips) */
+    uint64_t ip;            /* as recorded */
+    uint64_t offset;        /* ip - module load bias */
+    uint32_t line;          /* 0: unknown */
+    uint8_t python;         /* a Python frame (function/file/line from PYCODE) */
+    uint8_t inlined;        /* inlined into the next frame outwards */
+};
+
+struct gs_stackv {
+    struct gs_frame *f;
+    uint32_t n;
+    uint32_t resolved;      /* symbolization was attempted */
+};
+
+/* Leaks grouped by allocation stack, class, memory category. */
+struct gs_leak {
+    int cls;                /* GS_CLASS_* or GS_RC_NOT_FREED */
+    int mem;                /* GS_MC_* */
+    int inherited;          /* GS_FN_INHERITED blocks: allocated in the parent */
+    uint64_t bytes, blocks, largest;
+    uint32_t stack_id;
+    int32_t first_scan;     /* index into scans where it became unreachable; -1 */
+    struct gs_stackv st;
+    const char *suppressed; /* the matching suppression, or NULL */
+};
+
+struct gs_cell {
+    uint64_t bytes, blocks;
+};
+
+struct gs_suspect {
+    uint32_t stack_id;
+    int mem;
+    int axis;               /* GS_AXIS_STEP: rate in bytes/step; TIME: bytes/s */
+    double rate, confidence;
+    double points, x0, x1;  /* the fit window */
+    uint64_t start_bytes, peak_bytes, end_bytes, live_blocks, allocs;
+    struct gs_stackv st;
+    const char *suppressed;
+};
+
+#define GS_NPCT 4
+#define GS_NLONGEST 10
+#define GS_NMMU 13
+struct gs_pause_stats {
+    uint64_t count, total_ns, union_ns, wall_ns;
+    double share;
+    uint64_t pct_ns[GS_NPCT];                   /* p50 p90 p99 max */
+    struct { uint64_t count, total_ns, max_ns; } by_kind[3];
+    struct gs_pause longest[GS_NLONGEST];
+    uint32_t nlongest;
+    struct { uint64_t window_ns; double mmu; int valid; } mmu[GS_NMMU];
+    const char *sources;    /* which records the pauses came from */
+};
+
+struct gs_heapfrag {
+    uint64_t regions, blocks, bytes, gaps, free_bytes, largest_free;
+    uint64_t mmapped_blocks, mmapped_bytes;
+    double ratio;
+};
+
+struct gs_timeline {
+    uint64_t bucket_ns;
+    uint32_t nb;
+    /* GS_CH__N channels of nb values; UINT64_MAX: no value yet */
+    uint64_t *ch[GS_CH__N];
+    uint32_t ndev;
+    struct { uint64_t device, kind; uint64_t *ch[GS_DCH__N]; } dev[GS_MAX_DEVICES];
+    struct gs_marker *markers;      /* kept steps and user markers, by time */
+    uint32_t nmarkers;
+    uint64_t step_stride, user_stride;
+};
+
+struct gs_result {
+    struct gs_arena arena;
+    const char *trace;              /* the path given */
+
+    /* process */
+    int have_proc;
+    uint64_t pid, ppid, wall_ns, flags;
+    int64_t rank, local_rank, world_size;   /* -1: unset */
+    const char *exe, *command, *host, *version;
+    const char **argv;
+    uint32_t argc;
+
+    /* completeness */
+    int complete;
+    const char *damage;             /* NULL when complete */
+    uint64_t chunks, bytes_read;
+    int have_stopped;
+    uint64_t stopped_dropped, t_stopped;
+    const char *stopped_reason;
+    int have_exit;
+    int64_t exit_status;
+    uint64_t exit_how, t_exit;
+    const char *exec_path;
+    uint64_t duration_ns;
+
+    /* counts */
+    uint64_t records, allocs, frees, reallocs, bytes_allocated, unmatched_frees,
+        replaced_allocs, bad_records, threads, freed_after_scan, incomplete_scans;
+    uint64_t peak_bytes[GS_MC__N], peak_total, live_bytes_end[GS_MC__N];
+    uint64_t rss_peak, rss_last;
+
+    /* scans */
+    struct gs_scan *scans;
+    uint32_t nscans;
+    int32_t last_scan;              /* index into scans; -1 none */
+
+    /* leaks */
+    struct gs_leak *leaks;          /* every group, sorted: class, then bytes */
+    uint32_t nleaks;
+    struct gs_cell summary[GS_RC__N][GS_MC__N];
+    struct gs_cell inherited[GS_RC__N];
+    struct gs_cell suppressed[GS_RC__N];   /* filled by gs_suppress_apply */
+
+    /* growth */
+    int growth_axis;
+    uint32_t growth_checkpoints;
+    uint64_t steps;
+    struct gs_suspect *suspects;
+    uint32_t nsuspects;
+
+    /* fragmentation */
+    int have_host_samples;
+    uint64_t samples;
+    uint64_t mi_arena, mi_inuse, mi_free, mi_toppad, mi_hblkhd, mi_peak_arena, mi_peak_free;
+    struct gs_heapfrag heap;
+    uint32_t ndev;
+    struct gs_devstate dev[GS_MAX_DEVICES];  /* series field not used here */
+
+    /* pauses */
+    struct gs_pause_stats pauses;
+
+    struct gs_timeline tl;
+};
+
+#endif /* GCSPY_RESULT_H */

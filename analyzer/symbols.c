@@ -1,0 +1,476 @@
+/*
+ * Symbolization (symbols.h) over libdwfl, offline: each module file is
+ * reported alone in its own Dwfl at bias 0 (modules of different processes,
+ * or one unloaded and another loaded at the same address, would overlap in a
+ * shared one). Inlined frames come from the DWARF scopes at the address:
+ * each DW_TAG_inlined_subroutine is a frame whose caller's position is the
+ * DW_AT_call_file/DW_AT_call_line of that scope, as eu-addr2line -i does.
+ *
+ * C++ names are demangled with __cxa_demangle from libstdc++ when that
+ * library can be loaded at run time; gcspy itself is C and does not link it.
+ */
+#include "symbols.h"
+
+#include <dlfcn.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct modent {
+    const char *path;           /* interned */
+    uint8_t *bid;
+    size_t bidlen;
+    Dwfl *dwfl;
+    Dwfl_Module *mod;
+    int state;                  /* 0 not opened yet, 1 usable, -1 unusable */
+};
+
+struct cachent {
+    uint64_t rel;
+    uint32_t mod;               /* 1 + index; 0 = empty slot */
+    uint32_t first, n;
+};
+
+struct gs_symbolizer {
+    int enabled;
+    struct gs_arena a;
+    /* interned strings: open addressing over arena copies */
+    const char **str;
+    size_t scap, sn;
+    struct modent *mods;
+    uint32_t nmods, mcap;
+    uint32_t *mhash;            /* 1 + module index by path hash */
+    size_t mhcap;
+    struct cachent *cache;
+    size_t ccap, cn;
+    struct gs_frame *pool;
+    size_t pn, pcap;
+    const char **problems;
+    uint32_t nproblems, pcap2;
+    struct gs_sym_stats st;
+    char *(*demangle)(const char *, char *, size_t *, int *);
+    int demangle_tried;
+};
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++)
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+static uint64_t hash_bytes(uint64_t h, const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 1099511628211ull;
+    return h;
+}
+
+const char *gs_sym_intern(struct gs_symbolizer *s, const char *str)
+{
+    if (!str)
+        return NULL;
+    if ((s->sn + 1) * 2 > s->scap) {
+        size_t ncap = s->scap ? s->scap * 2 : 1024;
+        const char **n = calloc(ncap, sizeof *n);
+        if (!n)
+            return NULL;
+        for (size_t i = 0; i < s->scap; i++) {
+            if (!s->str[i])
+                continue;
+            size_t j = hash_str(s->str[i]) & (ncap - 1);
+            while (n[j])
+                j = (j + 1) & (ncap - 1);
+            n[j] = s->str[i];
+        }
+        free(s->str);
+        s->str = n;
+        s->scap = ncap;
+    }
+    size_t j = hash_str(str) & (s->scap - 1);
+    while (s->str[j]) {
+        if (strcmp(s->str[j], str) == 0)
+            return s->str[j];
+        j = (j + 1) & (s->scap - 1);
+    }
+    const char *c = gs_arena_strdup(&s->a, str);
+    if (!c)
+        return NULL;
+    s->str[j] = c;
+    s->sn++;
+    return c;
+}
+
+struct gs_symbolizer *gs_sym_new(int enabled)
+{
+    struct gs_symbolizer *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->enabled = enabled;
+    return s;
+}
+
+void gs_sym_free(struct gs_symbolizer *s)
+{
+    if (!s)
+        return;
+    for (uint32_t i = 0; i < s->nmods; i++) {
+        if (s->mods[i].dwfl)
+            dwfl_end(s->mods[i].dwfl);
+        free(s->mods[i].bid);
+    }
+    free(s->mods);
+    free(s->mhash);
+    free(s->cache);
+    free(s->pool);
+    free(s->str);
+    free(s->problems);
+    gs_arena_free(&s->a);
+    free(s);
+}
+
+void gs_sym_stats(const struct gs_symbolizer *s, struct gs_sym_stats *out)
+{
+    *out = s->st;
+}
+
+const char *gs_sym_problem(const struct gs_symbolizer *s, uint32_t i)
+{
+    return i < s->nproblems ? s->problems[i] : NULL;
+}
+
+static void problem(struct gs_symbolizer *s, const char *msg)
+{
+    if (s->nproblems == s->pcap2) {
+        uint32_t cap = s->pcap2 ? s->pcap2 * 2 : 8;
+        const char **n = realloc(s->problems, cap * sizeof *n);
+        if (!n)
+            return;
+        s->problems = n;
+        s->pcap2 = cap;
+    }
+    const char *c = gs_arena_strdup(&s->a, msg);
+    if (c)
+        s->problems[s->nproblems++] = c;
+}
+
+/* ---- modules ---- */
+
+static uint64_t mod_key(const char *path, const uint8_t *bid, size_t bidlen)
+{
+    return hash_bytes(hash_str(path), bid, bidlen);
+}
+
+static int mhash_insert(struct gs_symbolizer *s, uint32_t idx)
+{
+    if ((s->nmods + 1) * 2 > s->mhcap) {
+        size_t ncap = s->mhcap ? s->mhcap * 2 : 256;
+        uint32_t *n = calloc(ncap, sizeof *n);
+        if (!n)
+            return -1;
+        for (uint32_t i = 0; i < s->nmods; i++) {
+            if (i == idx)
+                continue;
+            const struct modent *e = &s->mods[i];
+            size_t j = mod_key(e->path, e->bid, e->bidlen) & (ncap - 1);
+            while (n[j])
+                j = (j + 1) & (ncap - 1);
+            n[j] = i + 1;
+        }
+        free(s->mhash);
+        s->mhash = n;
+        s->mhcap = ncap;
+    }
+    const struct modent *e = &s->mods[idx];
+    size_t j = mod_key(e->path, e->bid, e->bidlen) & (s->mhcap - 1);
+    while (s->mhash[j])
+        j = (j + 1) & (s->mhcap - 1);
+    s->mhash[j] = idx + 1;
+    return 0;
+}
+
+/* The module entry of (path, build id), created (not yet opened) if new. */
+static int mod_find(struct gs_symbolizer *s, const struct gs_module *md, uint32_t *out)
+{
+    const char *path = md->path ? md->path : "";
+    if (s->mhcap) {
+        size_t j = mod_key(path, md->build_id, md->build_id_len) & (s->mhcap - 1);
+        while (s->mhash[j]) {
+            const struct modent *e = &s->mods[s->mhash[j] - 1];
+            if (e->bidlen == md->build_id_len && strcmp(e->path, path) == 0 &&
+                (!e->bidlen || memcmp(e->bid, md->build_id, e->bidlen) == 0)) {
+                *out = s->mhash[j] - 1;
+                return 0;
+            }
+            j = (j + 1) & (s->mhcap - 1);
+        }
+    }
+    if (s->nmods == s->mcap) {
+        uint32_t cap = s->mcap ? s->mcap * 2 : 64;
+        struct modent *n = realloc(s->mods, cap * sizeof *n);
+        if (!n)
+            return -1;
+        s->mods = n;
+        s->mcap = cap;
+    }
+    struct modent *e = &s->mods[s->nmods];
+    memset(e, 0, sizeof *e);
+    e->path = gs_sym_intern(s, path);
+    if (!e->path)
+        return -1;
+    if (md->build_id_len) {
+        e->bid = malloc(md->build_id_len);
+        if (!e->bid)
+            return -1;
+        memcpy(e->bid, md->build_id, md->build_id_len);
+        e->bidlen = md->build_id_len;
+    }
+    s->nmods++;
+    if (mhash_insert(s, s->nmods - 1))
+        return -1;
+    *out = s->nmods - 1;
+    return 0;
+}
+
+static char *debuginfo_path;
+static const Dwfl_Callbacks offline_cb = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+static void mod_open(struct gs_symbolizer *s, struct modent *e)
+{
+    char msg[4200];
+    e->state = -1;
+    if (!s->enabled)
+        return;
+    if (!e->path[0] || e->path[0] == '[' || access(e->path, R_OK) != 0) {
+        if (e->path[0] && e->path[0] != '[' && strncmp(e->path, "linux-vdso", 10) != 0) {
+            snprintf(msg, sizeof msg, "%s: cannot read the file (frames shown as module+offset)",
+                     e->path);
+            problem(s, msg);
+        }
+        s->st.modules_missing++;
+        return;
+    }
+    Dwfl *d = dwfl_begin(&offline_cb);
+    if (!d)
+        return;
+    dwfl_report_begin(d);
+    const char *base = strrchr(e->path, '/');
+    Dwfl_Module *m = dwfl_report_elf(d, base ? base + 1 : e->path, e->path, -1, 0, false);
+    dwfl_report_end(d, NULL, NULL);
+    if (!m) {
+        snprintf(msg, sizeof msg, "%s: not readable as ELF (%s)", e->path, dwfl_errmsg(-1));
+        problem(s, msg);
+        s->st.modules_missing++;
+        dwfl_end(d);
+        return;
+    }
+    if (e->bidlen) {
+        const unsigned char *bits = NULL;
+        GElf_Addr vaddr;
+        int n = dwfl_module_build_id(m, &bits, &vaddr);
+        if (n > 0 && ((size_t)n != e->bidlen || memcmp(bits, e->bid, e->bidlen) != 0)) {
+            snprintf(msg, sizeof msg,
+                     "%s: build id differs from the one recorded (rebuilt since the run?): "
+                     "frames shown as module+offset", e->path);
+            problem(s, msg);
+            s->st.modules_mismatched++;
+            dwfl_end(d);
+            return;
+        }
+    }
+    e->dwfl = d;
+    e->mod = m;
+    e->state = 1;
+    s->st.modules_opened++;
+}
+
+/* ---- frames ---- */
+
+static const char *demangled(struct gs_symbolizer *s, const char *name)
+{
+    if (!name || name[0] != '_' || name[1] != 'Z')
+        return gs_sym_intern(s, name);
+    if (!s->demangle_tried) {
+        s->demangle_tried = 1;
+        void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (h)
+            *(void **)&s->demangle = dlsym(h, "__cxa_demangle");
+    }
+    if (s->demangle) {
+        int status = -1;
+        char *d = s->demangle(name, NULL, NULL, &status);
+        if (d && status == 0) {
+            const char *r = gs_sym_intern(s, d);
+            free(d);
+            return r;
+        }
+        free(d);
+    }
+    return gs_sym_intern(s, name);
+}
+
+static const char *die_name(Dwarf_Die *die)
+{
+    Dwarf_Attribute a;
+    const char *n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &a));
+    if (!n)
+        n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &a));
+    if (!n)
+        n = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &a));
+    return n;
+}
+
+static int pool_push(struct gs_symbolizer *s, const struct gs_frame *f)
+{
+    if (s->pn == s->pcap) {
+        size_t cap = s->pcap ? s->pcap * 2 : 1024;
+        struct gs_frame *n = realloc(s->pool, cap * sizeof *n);
+        if (!n)
+            return -1;
+        s->pool = n;
+        s->pcap = cap;
+    }
+    s->pool[s->pn++] = *f;
+    return 0;
+}
+
+/* Resolves rel in e into pool frames; returns -1 only when out of memory. */
+static int resolve(struct gs_symbolizer *s, struct modent *e, uint64_t ip, uint64_t rel)
+{
+    struct gs_frame f;
+    memset(&f, 0, sizeof f);
+    f.module = e->path;
+    f.ip = ip;
+    f.offset = rel;
+    if (e->state == 0)
+        mod_open(s, e);
+    if (e->state != 1) {
+        s->st.unresolved++;
+        return pool_push(s, &f);
+    }
+    Dwarf_Addr addr = rel ? rel - 1 : 0;
+    GElf_Off off = 0;
+    GElf_Sym sym;
+    const char *symname = dwfl_module_addrinfo(e->mod, addr, &off, &sym, NULL, NULL, NULL);
+    const char *file = NULL;
+    int line = 0;
+    Dwfl_Line *ln = dwfl_module_getsrc(e->mod, addr);
+    if (ln)
+        file = dwfl_lineinfo(ln, NULL, &line, NULL, NULL, NULL);
+    const char *outer = NULL;
+    Dwarf_Addr bias = 0;
+    Dwarf_Die *cu = dwfl_module_addrdie(e->mod, addr, &bias);
+    if (cu) {
+        Dwarf_Die *scopes = NULL;
+        int ns = dwarf_getscopes(cu, addr - bias, &scopes);
+        Dwarf_Files *files = NULL;
+        size_t nfiles = 0;
+        if (dwarf_getsrcfiles(cu, &files, &nfiles) != 0)
+            files = NULL;
+        for (int i = 0; i < ns; i++) {
+            int tag = dwarf_tag(&scopes[i]);
+            if (tag == DW_TAG_inlined_subroutine) {
+                struct gs_frame in = f;
+                in.function = demangled(s, die_name(&scopes[i]));
+                in.file = gs_sym_intern(s, file);
+                in.line = line > 0 ? (uint32_t)line : 0;
+                in.inlined = 1;
+                if (pool_push(s, &in)) {
+                    free(scopes);
+                    return -1;
+                }
+                Dwarf_Attribute at;
+                Dwarf_Word cf = 0, cl = 0;
+                file = NULL;
+                if (files && dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &at), &cf) == 0 &&
+                    cf < nfiles)
+                    file = dwarf_filesrc(files, cf, NULL, NULL);
+                line = dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &at), &cl) == 0
+                           ? (int)cl : 0;
+            } else if (tag == DW_TAG_subprogram) {
+                outer = die_name(&scopes[i]);
+                break;
+            }
+        }
+        free(scopes);
+    }
+    if (!symname)
+        symname = outer;
+    f.function = demangled(s, symname);
+    f.file = gs_sym_intern(s, file);
+    f.line = line > 0 ? (uint32_t)line : 0;
+    if (!f.function && !f.file)
+        s->st.unresolved++;
+    return pool_push(s, &f);
+}
+
+int gs_sym_resolve(struct gs_symbolizer *s, const struct gs_module *md, uint64_t ip,
+                   struct gs_frame **out, uint32_t *n)
+{
+    s->st.lookups++;
+    if (!md) {
+        static __thread struct gs_frame bare;
+        memset(&bare, 0, sizeof bare);
+        bare.ip = ip;
+        bare.offset = ip;
+        s->st.unresolved++;
+        *out = &bare;
+        *n = 1;
+        return 0;
+    }
+    uint32_t mi;
+    if (mod_find(s, md, &mi))
+        return -1;
+    uint64_t rel = ip - md->base;
+    if ((s->cn + 1) * 2 > s->ccap) {
+        size_t ncap = s->ccap ? s->ccap * 2 : 4096;
+        struct cachent *c = calloc(ncap, sizeof *c);
+        if (!c)
+            return -1;
+        for (size_t i = 0; i < s->ccap; i++) {
+            if (!s->cache[i].mod)
+                continue;
+            size_t j = gs_hash_addr(s->cache[i].rel ^ ((uint64_t)s->cache[i].mod << 48)) & (ncap - 1);
+            while (c[j].mod)
+                j = (j + 1) & (ncap - 1);
+            c[j] = s->cache[i];
+        }
+        free(s->cache);
+        s->cache = c;
+        s->ccap = ncap;
+    }
+    size_t j = gs_hash_addr(rel ^ ((uint64_t)(mi + 1) << 48)) & (s->ccap - 1);
+    while (s->cache[j].mod) {
+        if (s->cache[j].mod == mi + 1 && s->cache[j].rel == rel) {
+            s->st.cache_hits++;
+            *out = s->pool + s->cache[j].first;
+            *n = s->cache[j].n;
+            /* the ip of a shared cache entry is another process's: restore ours */
+            for (uint32_t k = 0; k < *n; k++)
+                (*out)[k].ip = ip;
+            return 0;
+        }
+        j = (j + 1) & (s->ccap - 1);
+    }
+    size_t first = s->pn;
+    if (resolve(s, &s->mods[mi], ip, rel))
+        return -1;
+    s->cache[j].mod = mi + 1;
+    s->cache[j].rel = rel;
+    s->cache[j].first = (uint32_t)first;
+    s->cache[j].n = (uint32_t)(s->pn - first);
+    s->cn++;
+    *out = s->pool + first;
+    *n = (uint32_t)(s->pn - first);
+    return 0;
+}

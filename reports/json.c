@@ -1,0 +1,588 @@
+/*
+ * The JSON reporter: the versioned document described in
+ * docs/report-json.md, which the CI gate, the HTML page and other tools
+ * read. Keys are stable within a version: adding keys is allowed, renaming
+ * or removing one is a version bump (GS_REPORT_JSON_VERSION).
+ *
+ * Sizes are integers (bytes, ns); addresses are hex strings because they do
+ * not fit JSON's safe integer range; unknown values are null, never 0.
+ */
+#include "report.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "../analyzer/analyze.h"
+#include "jsonw.h"
+
+static struct gs_jw jw;
+
+static void frames(struct gs_jw *w, const char *key, const struct gs_stackv *st)
+{
+    if (!st->resolved) {
+        gs_jw_null(w, key);
+        return;
+    }
+    gs_jw_arr(w, key, 0);
+    for (uint32_t i = 0; i < st->n; i++) {
+        const struct gs_frame *f = &st->f[i];
+        gs_jw_obj_compact(w, NULL);
+        gs_jw_str(w, "function", f->function);
+        gs_jw_str(w, "file", f->file);
+        if (f->line)
+            gs_jw_u64(w, "line", f->line);
+        else
+            gs_jw_null(w, "line");
+        gs_jw_str(w, "module", f->module);
+        if (f->python) {
+            gs_jw_null(w, "offset");
+            gs_jw_null(w, "address");
+        } else {
+            gs_jw_hex(w, "offset", f->offset);
+            gs_jw_hex(w, "address", f->ip);
+        }
+        gs_jw_bool(w, "inlined", f->inlined);
+        gs_jw_bool(w, "python", f->python);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_arr(w);
+}
+
+static void cell(struct gs_jw *w, const char *key, const struct gs_cell *c)
+{
+    gs_jw_obj_compact(w, key);
+    gs_jw_u64(w, "bytes", c->bytes);
+    gs_jw_u64(w, "blocks", c->blocks);
+    gs_jw_end_obj(w);
+}
+
+static void summary(struct gs_jw *w, const char *key, const struct gs_cell s[GS_RC__N][GS_MC__N])
+{
+    gs_jw_obj(w, key);
+    for (int k = 0; k < GS_RC__N; k++) {
+        gs_jw_obj(w, gs_class_name(k));
+        struct gs_cell tot = { 0, 0 };
+        for (int m = 0; m < GS_MC__N; m++) {
+            cell(w, gs_memcat_name(m), &s[k][m]);
+            tot.bytes += s[k][m].bytes;
+            tot.blocks += s[k][m].blocks;
+        }
+        cell(w, "total", &tot);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_obj(w);
+}
+
+static void per_class(struct gs_jw *w, const char *key, const struct gs_cell c[GS_RC__N])
+{
+    gs_jw_obj(w, key);
+    for (int k = 0; k < GS_RC__N; k++)
+        cell(w, gs_class_name(k), &c[k]);
+    gs_jw_end_obj(w);
+}
+
+static int j_begin(struct gs_report_ctx *c, size_t n)
+{
+    (void)n;
+    gs_jw_init(&jw, c->out);
+    gs_jw_obj(&jw, NULL);
+    gs_jw_str(&jw, "format", "gcspy-report");
+    gs_jw_u64(&jw, "version", GS_REPORT_JSON_VERSION);
+#ifdef GCSPY_VERSION
+    gs_jw_str(&jw, "generator", "gcspy " GCSPY_VERSION);
+#else
+    gs_jw_str(&jw, "generator", "gcspy");
+#endif
+    gs_jw_arr(&jw, "processes", 0);
+    return 0;
+}
+
+static void scan_obj(struct gs_jw *w, const char *key, const struct gs_scan *s)
+{
+    gs_jw_obj(w, key);
+    gs_jw_u64(w, "id", s->id);
+    gs_jw_str(w, "trigger", gs_trigger_name(s->trigger));
+    gs_jw_str(w, "mode", s->mode == 1 ? "fork" : "stw");
+    gs_jw_u64(w, "t_start_ns", s->t_start);
+    gs_jw_u64(w, "t_stopped_ns", s->t_stopped);
+    gs_jw_u64(w, "t_marked_ns", s->t_marked);
+    gs_jw_u64(w, "t_end_ns", s->t_end);
+    gs_jw_u64(w, "threads", s->threads);
+    gs_jw_u64(w, "bytes_scanned", s->bytes_scanned);
+    gs_jw_u64(w, "blocks_visited", s->blocks_visited);
+    gs_jw_u64(w, "live_blocks", s->live_blocks);
+    gs_jw_u64(w, "live_bytes", s->live_bytes);
+    gs_jw_obj(w, "classes");
+    for (int k = 0; k < GS_CLASS__N; k++) {
+        gs_jw_obj_compact(w, gs_class_name(k));
+        gs_jw_u64(w, "bytes", s->cls_bytes[k]);
+        gs_jw_u64(w, "blocks", s->cls_blocks[k]);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_obj(w);
+    gs_jw_obj_compact(w, "new_unreachable");
+    gs_jw_u64(w, "bytes", s->new_bytes);
+    gs_jw_u64(w, "blocks", s->new_blocks);
+    gs_jw_end_obj(w);
+    gs_jw_arr(w, "steps", 1);
+    gs_jw_u64(w, NULL, s->steps_before);
+    gs_jw_u64(w, NULL, s->steps_at);
+    gs_jw_end_arr(w);
+    gs_jw_u64(w, "user_markers", s->user_markers);
+    gs_jw_str(w, "first_marker", s->user_markers ? s->first_marker : NULL);
+    gs_jw_str(w, "last_marker", s->user_markers ? s->last_marker : NULL);
+    gs_jw_str(w, "marker_before", s->marker_before[0] ? s->marker_before : NULL);
+    gs_jw_end_obj(w);
+}
+
+static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
+{
+    (void)c;
+    struct gs_jw *w = &jw;
+    const struct gs_result *r = it->r;
+    gs_jw_obj(w, NULL);
+    gs_jw_str(w, "trace", it->trace);
+    if (!r) {
+        gs_jw_bool(w, "readable", 0);
+        gs_jw_str(w, "error", it->error);
+        return 0;
+    }
+    gs_jw_bool(w, "readable", 1);
+    gs_jw_u64(w, "pid", r->pid);
+    gs_jw_u64(w, "ppid", r->ppid);
+    gs_jw_str(w, "command", r->command);
+    gs_jw_str(w, "exe", r->exe);
+    gs_jw_arr(w, "argv", 1);
+    for (uint32_t i = 0; i < r->argc; i++)
+        gs_jw_str(w, NULL, r->argv[i]);
+    gs_jw_end_arr(w);
+    gs_jw_str(w, "host", r->host);
+    if (r->rank >= 0)
+        gs_jw_i64(w, "rank", r->rank);
+    else
+        gs_jw_null(w, "rank");
+    if (r->local_rank >= 0)
+        gs_jw_i64(w, "local_rank", r->local_rank);
+    else
+        gs_jw_null(w, "local_rank");
+    if (r->world_size >= 0)
+        gs_jw_i64(w, "world_size", r->world_size);
+    else
+        gs_jw_null(w, "world_size");
+    gs_jw_bool(w, "forked", (r->flags & GS_PROC_F_FORKED) != 0);
+    gs_jw_u64(w, "start_unix_ns", r->wall_ns);
+    gs_jw_str(w, "gcspy_version", r->version);
+    gs_jw_bool(w, "complete", r->complete);
+    gs_jw_str(w, "damage", r->damage);
+    if (r->have_stopped) {
+        gs_jw_obj(w, "stopped");
+        gs_jw_u64(w, "t_ns", r->t_stopped);
+        gs_jw_u64(w, "dropped_events", r->stopped_dropped);
+        gs_jw_str(w, "reason", r->stopped_reason);
+        gs_jw_end_obj(w);
+    } else {
+        gs_jw_null(w, "stopped");
+    }
+    if (r->have_exit) {
+        gs_jw_obj(w, "exit");
+        gs_jw_u64(w, "t_ns", r->t_exit);
+        gs_jw_str(w, "how", r->exit_how == GS_EXIT_SIGNAL ? "signal"
+                            : r->exit_how == GS_EXIT_EXEC ? "exec" : "normal");
+        gs_jw_i64(w, "status", r->exit_status);
+        gs_jw_str(w, "exec_path", r->exec_path);
+        gs_jw_end_obj(w);
+    } else {
+        gs_jw_null(w, "exit");
+    }
+    gs_jw_u64(w, "duration_ns", r->duration_ns);
+    gs_jw_obj(w, "events");
+    gs_jw_u64(w, "records", r->records);
+    gs_jw_u64(w, "allocs", r->allocs);
+    gs_jw_u64(w, "frees", r->frees);
+    gs_jw_u64(w, "reallocs", r->reallocs);
+    gs_jw_u64(w, "bytes_allocated", r->bytes_allocated);
+    gs_jw_u64(w, "threads", r->threads);
+    gs_jw_u64(w, "unmatched_frees", r->unmatched_frees);
+    gs_jw_u64(w, "replaced_allocs", r->replaced_allocs);
+    gs_jw_u64(w, "malformed_records", r->bad_records);
+    gs_jw_u64(w, "chunks", r->chunks);
+    gs_jw_end_obj(w);
+    gs_jw_obj(w, "peak");
+    for (int m = 0; m < GS_MC__N; m++)
+        gs_jw_u64(w, gs_memcat_name(m), r->peak_bytes[m]);
+    gs_jw_u64(w, "total", r->peak_total);
+    if (r->rss_peak)
+        gs_jw_u64(w, "rss", r->rss_peak);
+    else
+        gs_jw_null(w, "rss");
+    gs_jw_end_obj(w);
+    if (r->last_scan >= 0)
+        scan_obj(w, "last_scan", &r->scans[r->last_scan]);
+    else
+        gs_jw_null(w, "last_scan");
+    gs_jw_u64(w, "scans_incomplete", r->incomplete_scans);
+    gs_jw_u64(w, "freed_after_last_scan", r->freed_after_scan);
+    summary(w, "summary", r->summary);
+    per_class(w, "suppressed", r->suppressed);
+    per_class(w, "inherited", r->inherited);
+    gs_jw_arr(w, "leaks", 0);
+    return 0;
+}
+
+static int j_leak(struct gs_report_ctx *c, const struct gs_report_item *it,
+                  const struct gs_leak *l)
+{
+    (void)c;
+    struct gs_jw *w = &jw;
+    const struct gs_result *r = it->r;
+    gs_jw_obj(w, NULL);
+    gs_jw_str(w, "class", gs_class_name(l->cls));
+    gs_jw_str(w, "memory", gs_memcat_name(l->mem));
+    gs_jw_u64(w, "bytes", l->bytes);
+    gs_jw_u64(w, "blocks", l->blocks);
+    gs_jw_u64(w, "largest_block", l->largest);
+    gs_jw_bool(w, "inherited", l->inherited);
+    gs_jw_u64(w, "stack_id", l->stack_id);
+    gs_jw_str(w, "suppressed", l->suppressed);
+    if (l->first_scan >= 0 && (uint32_t)l->first_scan < r->nscans) {
+        const struct gs_scan *s = &r->scans[l->first_scan];
+        gs_jw_obj(w, "first_unreachable");
+        gs_jw_u64(w, "scan", s->id);
+        if (l->first_scan > 0)
+            gs_jw_u64(w, "after_scan", r->scans[l->first_scan - 1].id);
+        else
+            gs_jw_null(w, "after_scan");
+        gs_jw_u64(w, "t_ns", s->t_start);
+        gs_jw_arr(w, "steps", 1);
+        gs_jw_u64(w, NULL, s->steps_before);
+        gs_jw_u64(w, NULL, s->steps_at);
+        gs_jw_end_arr(w);
+        gs_jw_str(w, "first_marker", s->user_markers ? s->first_marker : NULL);
+        gs_jw_str(w, "last_marker", s->user_markers ? s->last_marker : NULL);
+        gs_jw_str(w, "marker_before", s->marker_before[0] ? s->marker_before : NULL);
+        gs_jw_end_obj(w);
+    } else {
+        gs_jw_null(w, "first_unreachable");
+    }
+    frames(w, "stack", &l->st);
+    gs_jw_end_obj(w);
+    return 0;
+}
+
+static void u64_series(struct gs_jw *w, const char *key, const uint64_t *v, uint32_t n)
+{
+    gs_jw_arr(w, key, 1);
+    for (uint32_t i = 0; i < n; i++) {
+        if (v[i] == UINT64_MAX)
+            gs_jw_null(w, NULL);
+        else
+            gs_jw_u64(w, NULL, v[i]);
+    }
+    gs_jw_end_arr(w);
+}
+
+static void timeline(struct gs_report_ctx *c, const struct gs_result *r)
+{
+    struct gs_jw *w = &jw;
+    const struct gs_timeline *tl = &r->tl;
+    if (!c->o->show_timeline) {
+        gs_jw_null(w, "timeline");
+        return;
+    }
+    gs_jw_obj(w, "timeline");
+    gs_jw_u64(w, "bucket_ns", tl->bucket_ns);
+    gs_jw_u64(w, "buckets", tl->nb);
+    gs_jw_obj(w, "live_bytes");
+    static const char *const names[GS_CH__N] = {
+        "host", "pinned", "managed", "device", "total",
+        "rss", "arena", "in_use", "free", "top_pad",
+    };
+    for (int ch = GS_CH_HOST; ch <= GS_CH_TOTAL; ch++)
+        u64_series(w, names[ch], tl->ch[ch], tl->nb);
+    gs_jw_end_obj(w);
+    u64_series(w, "rss", tl->ch[GS_CH_RSS], tl->nb);
+    gs_jw_obj(w, "malloc");
+    for (int ch = GS_CH_ARENA; ch < GS_CH__N; ch++)
+        u64_series(w, names[ch], tl->ch[ch], tl->nb);
+    gs_jw_end_obj(w);
+    gs_jw_arr(w, "devices", 0);
+    for (uint32_t d = 0; d < tl->ndev; d++) {
+        gs_jw_obj(w, NULL);
+        gs_jw_u64(w, "device", tl->dev[d].device);
+        gs_jw_u64(w, "allocator", tl->dev[d].kind);
+        u64_series(w, "reserved", tl->dev[d].ch[GS_DCH_RESERVED], tl->nb);
+        u64_series(w, "in_use", tl->dev[d].ch[GS_DCH_INUSE], tl->nb);
+        u64_series(w, "segments", tl->dev[d].ch[GS_DCH_SEGMENTS], tl->nb);
+        u64_series(w, "largest_free", tl->dev[d].ch[GS_DCH_LARGEST], tl->nb);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_arr(w);
+    gs_jw_u64(w, "step_stride", tl->step_stride ? tl->step_stride : 1);
+    gs_jw_u64(w, "marker_stride", tl->user_stride ? tl->user_stride : 1);
+    gs_jw_arr(w, "markers", 0);
+    for (uint32_t i = 0; i < tl->nmarkers; i++) {
+        const struct gs_marker *m = &tl->markers[i];
+        gs_jw_obj_compact(w, NULL);
+        gs_jw_u64(w, "t_ns", m->t);
+        gs_jw_str(w, "kind", m->kind == GS_MARK_STEP ? "step" : "user");
+        gs_jw_u64(w, "ordinal", m->ordinal);
+        gs_jw_str(w, "label", m->label);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_arr(w);
+    /* scans on the time axis, thinned to at most ~2000 */
+    uint32_t stride = 1;
+    while (r->nscans / stride > 2000)
+        stride *= 2;
+    gs_jw_arr(w, "scans", 0);
+    for (uint32_t i = 0; i < r->nscans; i++) {
+        if (i % stride && i + 1 != r->nscans)
+            continue;
+        const struct gs_scan *s = &r->scans[i];
+        gs_jw_obj_compact(w, NULL);
+        gs_jw_u64(w, "id", s->id);
+        gs_jw_u64(w, "t_ns", s->t_start);
+        gs_jw_u64(w, "duration_ns", s->t_end > s->t_start ? s->t_end - s->t_start : 0);
+        gs_jw_str(w, "trigger", gs_trigger_name(s->trigger));
+        gs_jw_u64(w, "unreachable_bytes", s->cls_bytes[0] + s->cls_bytes[1] + s->cls_bytes[2]);
+        gs_jw_u64(w, "new_unreachable_bytes", s->new_bytes);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_arr(w);
+    gs_jw_end_obj(w);
+}
+
+static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *it)
+{
+    struct gs_jw *w = &jw;
+    const struct gs_result *r = it->r;
+    if (!r) {
+        gs_jw_end_obj(w);
+        return 0;
+    }
+    gs_jw_end_arr(w); /* leaks */
+
+    uint32_t shown[GS_RC__N] = { 0 };
+    struct { uint64_t groups, bytes, blocks; } om[GS_RC__N];
+    memset(om, 0, sizeof om);
+    for (uint32_t i = 0; i < r->nleaks; i++) {
+        const struct gs_leak *l = &r->leaks[i];
+        if (gs_report_shows(c->o, &gs_reporter_json, l, shown[l->cls])) {
+            shown[l->cls]++;
+            continue;
+        }
+        om[l->cls].groups++;
+        om[l->cls].bytes += l->bytes;
+        om[l->cls].blocks += l->blocks;
+    }
+    gs_jw_arr(w, "leaks_omitted", 0);
+    for (int k = 0; k < GS_RC__N; k++) {
+        if (!om[k].groups)
+            continue;
+        gs_jw_obj_compact(w, NULL);
+        gs_jw_str(w, "class", gs_class_name(k));
+        gs_jw_u64(w, "groups", om[k].groups);
+        gs_jw_u64(w, "bytes", om[k].bytes);
+        gs_jw_u64(w, "blocks", om[k].blocks);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_arr(w);
+
+    gs_jw_arr(w, "scans", 0);
+    uint32_t stride = 1;
+    while (r->nscans / stride > 500)
+        stride *= 2;
+    for (uint32_t i = 0; i < r->nscans; i++)
+        if (i % stride == 0 || i + 1 == r->nscans)
+            scan_obj(w, NULL, &r->scans[i]);
+    gs_jw_end_arr(w);
+
+    gs_jw_obj(w, "growth");
+    gs_jw_str(w, "axis", r->growth_axis == GS_AXIS_STEP ? "step" : "time");
+    gs_jw_str(w, "unit", r->growth_axis == GS_AXIS_STEP ? "bytes/step" : "bytes/s");
+    gs_jw_u64(w, "checkpoints", r->growth_checkpoints);
+    gs_jw_u64(w, "steps", r->steps);
+    gs_jw_arr(w, "suspects", 0);
+    for (uint32_t i = 0; i < r->nsuspects; i++) {
+        const struct gs_suspect *g = &r->suspects[i];
+        gs_jw_obj(w, NULL);
+        gs_jw_str(w, "memory", gs_memcat_name(g->mem));
+        gs_jw_dbl(w, "rate", g->rate);
+        gs_jw_str(w, "unit", g->axis == GS_AXIS_STEP ? "bytes/step" : "bytes/s");
+        gs_jw_dbl(w, "confidence", g->confidence);
+        gs_jw_dbl(w, "points", g->points);
+        gs_jw_dbl(w, "x_from", g->x0);
+        gs_jw_dbl(w, "x_to", g->x1);
+        gs_jw_u64(w, "start_bytes", g->start_bytes);
+        gs_jw_u64(w, "peak_bytes", g->peak_bytes);
+        gs_jw_u64(w, "end_bytes", g->end_bytes);
+        gs_jw_u64(w, "live_blocks", g->live_blocks);
+        gs_jw_u64(w, "allocs", g->allocs);
+        gs_jw_u64(w, "stack_id", g->stack_id);
+        gs_jw_str(w, "suppressed", g->suppressed);
+        frames(w, "stack", &g->st);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_arr(w);
+    gs_jw_end_obj(w);
+
+    gs_jw_obj(w, "fragmentation");
+    if (r->have_host_samples) {
+        gs_jw_obj(w, "malloc");
+        gs_jw_u64(w, "samples", r->samples);
+        gs_jw_u64(w, "arena", r->mi_arena);
+        gs_jw_u64(w, "in_use", r->mi_inuse);
+        gs_jw_u64(w, "free", r->mi_free);
+        gs_jw_u64(w, "top_pad", r->mi_toppad);
+        gs_jw_u64(w, "mmapped", r->mi_hblkhd);
+        gs_jw_u64(w, "peak_arena", r->mi_peak_arena);
+        gs_jw_u64(w, "peak_free", r->mi_peak_free);
+        gs_jw_end_obj(w);
+    } else {
+        gs_jw_null(w, "malloc");
+    }
+    gs_jw_obj(w, "heap");
+    gs_jw_u64(w, "live_blocks", r->heap.blocks);
+    gs_jw_u64(w, "live_bytes", r->heap.bytes);
+    gs_jw_u64(w, "regions", r->heap.regions);
+    gs_jw_u64(w, "gaps", r->heap.gaps);
+    gs_jw_u64(w, "free_bytes", r->heap.free_bytes);
+    gs_jw_u64(w, "largest_free", r->heap.largest_free);
+    gs_jw_dbl(w, "ratio", r->heap.ratio);
+    gs_jw_u64(w, "mmapped_blocks", r->heap.mmapped_blocks);
+    gs_jw_u64(w, "mmapped_bytes", r->heap.mmapped_bytes);
+    gs_jw_end_obj(w);
+    gs_jw_arr(w, "devices", 0);
+    for (uint32_t d = 0; d < r->ndev; d++) {
+        const struct gs_devstate *s = &r->dev[d];
+        uint64_t fr = s->reserved > s->in_use ? s->reserved - s->in_use : 0;
+        uint64_t lf = s->largest_free < fr ? s->largest_free : fr;
+        gs_jw_obj(w, NULL);
+        gs_jw_u64(w, "device", s->device);
+        gs_jw_u64(w, "allocator", s->kind);
+        gs_jw_u64(w, "samples", s->samples);
+        gs_jw_u64(w, "reserved", s->reserved);
+        gs_jw_u64(w, "in_use", s->in_use);
+        gs_jw_u64(w, "free", fr);
+        gs_jw_u64(w, "segments", s->segments);
+        gs_jw_u64(w, "largest_free", s->largest_free);
+        gs_jw_dbl(w, "ratio", fr ? 1.0 - (double)lf / (double)fr : 0);
+        gs_jw_u64(w, "peak_reserved", s->peak_reserved);
+        gs_jw_u64(w, "peak_in_use", s->peak_in_use);
+        gs_jw_u64(w, "max_segments", s->max_segments);
+        gs_jw_dbl(w, "worst_ratio", s->worst_ratio);
+        if (s->worst_t)
+            gs_jw_u64(w, "worst_t_ns", s->worst_t);
+        else
+            gs_jw_null(w, "worst_t_ns");
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_arr(w);
+    gs_jw_end_obj(w);
+
+    const struct gs_pause_stats *p = &r->pauses;
+    gs_jw_obj(w, "pauses");
+    gs_jw_str(w, "sources", p->sources);
+    gs_jw_u64(w, "count", p->count);
+    gs_jw_u64(w, "total_ns", p->total_ns);
+    gs_jw_u64(w, "paused_ns", p->union_ns);
+    gs_jw_u64(w, "wall_ns", p->wall_ns);
+    gs_jw_dbl(w, "share", p->share);
+    gs_jw_obj(w, "percentiles_ns");
+    static const char *const pn[GS_NPCT] = { "p50", "p90", "p99", "max" };
+    for (int k = 0; k < GS_NPCT; k++) {
+        if (p->count)
+            gs_jw_u64(w, pn[k], p->pct_ns[k]);
+        else
+            gs_jw_null(w, pn[k]);
+    }
+    gs_jw_end_obj(w);
+    gs_jw_obj(w, "by_kind");
+    for (uint32_t k = 0; k < 3; k++) {
+        gs_jw_obj_compact(w, gs_pause_kind_name(k));
+        gs_jw_u64(w, "count", p->by_kind[k].count);
+        gs_jw_u64(w, "total_ns", p->by_kind[k].total_ns);
+        gs_jw_u64(w, "max_ns", p->by_kind[k].max_ns);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_obj(w);
+    gs_jw_arr(w, "longest", 0);
+    for (uint32_t i = 0; i < p->nlongest; i++) {
+        gs_jw_obj_compact(w, NULL);
+        gs_jw_u64(w, "t_ns", p->longest[i].t0);
+        gs_jw_u64(w, "duration_ns", p->longest[i].t1 - p->longest[i].t0);
+        gs_jw_str(w, "kind", gs_pause_kind_name(p->longest[i].kind));
+        gs_jw_u64(w, "a", p->longest[i].a);
+        gs_jw_u64(w, "b", p->longest[i].b);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_arr(w);
+    gs_jw_arr(w, "mmu", 0);
+    for (int k = 0; k < GS_NMMU; k++) {
+        gs_jw_obj_compact(w, NULL);
+        gs_jw_u64(w, "window_ns", p->mmu[k].window_ns);
+        if (p->mmu[k].valid)
+            gs_jw_dbl(w, "utilization", p->mmu[k].mmu);
+        else
+            gs_jw_null(w, "utilization");
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_arr(w);
+    gs_jw_end_obj(w);
+
+    timeline(c, r);
+    if (it->verdict) {
+        gs_jw_obj(w, "verdict");
+        gs_jw_str(w, "status", it->verdict->status == 0 ? "pass"
+                               : it->verdict->status == 1 ? "fail" : "error");
+        gs_jw_str(w, "line", it->verdict->line);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_obj(w);
+    return 0;
+}
+
+static int j_summary(struct gs_report_ctx *c, const struct gs_report_item *items, size_t n)
+{
+    (void)c;
+    struct gs_jw *w = &jw;
+    gs_jw_end_arr(w); /* processes */
+    struct gs_totals t;
+    gs_report_totals(items, n, &t);
+    gs_jw_obj(w, "totals");
+    gs_jw_u64(w, "processes", t.processes);
+    gs_jw_u64(w, "complete", t.complete);
+    gs_jw_u64(w, "unreadable", t.unreadable);
+    summary(w, "summary", t.cls);
+    per_class(w, "suppressed", t.suppressed);
+    gs_jw_u64(w, "growth_suspects", t.suspects);
+    gs_jw_u64(w, "pauses", t.pauses);
+    gs_jw_u64(w, "pause_ns", t.pause_ns);
+    gs_jw_u64(w, "allocs", t.allocs);
+    gs_jw_u64(w, "bytes_allocated", t.bytes_allocated);
+    gs_jw_end_obj(w);
+    gs_jw_arr(w, "symbol_problems", 0);
+    for (size_t i = 0; c->o->problems && c->o->problems[i]; i++)
+        gs_jw_str(w, NULL, c->o->problems[i]);
+    gs_jw_end_arr(w);
+    return 0;
+}
+
+static int j_end(struct gs_report_ctx *c)
+{
+    (void)c;
+    gs_jw_end_obj(&jw);
+    return 0;
+}
+
+const struct gs_reporter gs_reporter_json = {
+    .name = "json",
+    .begin = j_begin,
+    .process = j_process,
+    .leak = j_leak,
+    .process_end = j_process_end,
+    .summary = j_summary,
+    .end = j_end,
+    .max_groups = 200,
+    .show_reachable = 1,
+};

@@ -1,0 +1,123 @@
+/*
+ * The JUnit XML reporter for CI dashboards (`gcspy check --junit FILE`): one
+ * testsuite, one testcase per trace, a <failure> when a limit was exceeded
+ * (message: the verdict line; body: every exceeded limit and the leaks
+ * behind it), an <error> when the trace could not be read. Text is escaped
+ * for XML 1.0, whose character set has no control characters: those, and
+ * bytes that are not UTF-8, become '?'.
+ */
+#include "report.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+static void xesc(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    while (*p) {
+        unsigned char c = *p;
+        switch (c) {
+        case '&': fputs("&amp;", f); p++; continue;
+        case '<': fputs("&lt;", f); p++; continue;
+        case '>': fputs("&gt;", f); p++; continue;
+        case '"': fputs("&quot;", f); p++; continue;
+        case '\'': fputs("&apos;", f); p++; continue;
+        default: break;
+        }
+        if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+            fputc('?', f);
+            p++;
+        } else if (c < 0x80) {
+            fputc(c, f);
+            p++;
+        } else {
+            int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+            int ok = len > 0;
+            for (int k = 1; ok && k < len; k++)
+                ok = (p[k] & 0xc0) == 0x80;
+            if (ok) {
+                fwrite(p, 1, (size_t)len, f);
+                p += len;
+            } else {
+                fputc('?', f);
+                p++;
+            }
+        }
+    }
+}
+
+static int u_begin(struct gs_report_ctx *c, size_t n)
+{
+    /* everything is written by summary(): the testsuite's opening tag holds
+     * the failure counts, known only once every verdict is in */
+    const char *suite = c->o->suite ? c->o->suite : "gcspy check";
+    (void)n;
+    fprintf(c->out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    c->state = (void *)suite;
+    return 0;
+}
+
+static int u_summary(struct gs_report_ctx *c, const struct gs_report_item *items, size_t n)
+{
+    FILE *f = c->out;
+    size_t fails = 0, errors = 0;
+    for (size_t i = 0; i < n; i++) {
+        int st = items[i].verdict ? items[i].verdict->status : (items[i].r ? 0 : 2);
+        fails += st == 1;
+        errors += st == 2;
+    }
+    const char *suite = c->state;
+    fprintf(f, "<testsuites name=\"gcspy\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\">\n", n,
+            fails, errors);
+    fprintf(f, "  <testsuite name=\"");
+    xesc(f, suite);
+    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"0\">\n", n, fails, errors);
+    for (size_t i = 0; i < n; i++) {
+        const struct gs_report_item *it = &items[i];
+        const struct gs_result *r = it->r;
+        fprintf(f, "    <testcase classname=\"gcspy.check\" name=\"");
+        if (r) {
+            char name[512];
+            snprintf(name, sizeof name, "%s (pid %" PRIu64 ": %.200s)", it->trace, r->pid,
+                     r->command ? r->command : "");
+            xesc(f, name);
+        } else {
+            xesc(f, it->trace);
+        }
+        fprintf(f, "\" time=\"%.3f\">\n", r ? (double)r->duration_ns / 1e9 : 0.0);
+        int st = it->verdict ? it->verdict->status : (r ? 0 : 2);
+        if (st == 1) {
+            fprintf(f, "      <failure type=\"gcspy.limit\" message=\"");
+            xesc(f, it->verdict->line);
+            fprintf(f, "\">");
+            xesc(f, it->verdict->detail);
+            fprintf(f, "</failure>\n");
+        } else if (st == 2) {
+            fprintf(f, "      <error type=\"gcspy.error\" message=\"");
+            xesc(f, it->verdict ? it->verdict->line : it->error);
+            fprintf(f, "\">");
+            xesc(f, it->error ? it->error : (it->verdict ? it->verdict->detail : ""));
+            fprintf(f, "</error>\n");
+        }
+        if (it->verdict && st == 0) {
+            fprintf(f, "      <system-out>");
+            xesc(f, it->verdict->line);
+            fprintf(f, "</system-out>\n");
+        }
+        fprintf(f, "    </testcase>\n");
+    }
+    fprintf(f, "  </testsuite>\n</testsuites>\n");
+    return 0;
+}
+
+const struct gs_reporter gs_reporter_junit = {
+    .name = "junit",
+    .begin = u_begin,
+    .process = NULL,
+    .leak = NULL,
+    .process_end = NULL,
+    .summary = u_summary,
+    .end = NULL,
+    .max_groups = 0,
+    .show_reachable = 0,
+};

@@ -1,0 +1,129 @@
+/*
+ * The reporter driver (report.h): the fixed call order, which leak groups
+ * are shown, totals over processes, and the human units every text output
+ * shares.
+ */
+#include "report.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+const struct gs_reporter *gs_reporter_find(const char *name)
+{
+    static const struct gs_reporter *const all[] = {
+        &gs_reporter_text, &gs_reporter_json, &gs_reporter_junit,
+    };
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (strcmp(all[i]->name, name) == 0)
+            return all[i];
+    return NULL;
+}
+
+int gs_report_shows(const struct gs_report_opts *o, const struct gs_reporter *rep,
+                    const struct gs_leak *l, uint32_t k)
+{
+    uint32_t max = o->max_groups ? o->max_groups : rep->max_groups;
+    int reach = o->show_reachable || rep->show_reachable;
+    if (l->cls >= GS_CLASS_REACHABLE && !reach)
+        return 0;
+    return k < max;
+}
+
+int gs_report_write(const struct gs_reporter *rep, FILE *out,
+                    const struct gs_report_item *items, size_t n,
+                    const struct gs_report_opts *o)
+{
+    struct gs_report_ctx c = { out, o, NULL, 0 };
+    if (rep->begin && rep->begin(&c, n))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        const struct gs_report_item *it = &items[i];
+        if (rep->process && rep->process(&c, it))
+            return -1;
+        if (rep->leak && it->r) {
+            uint32_t k[GS_RC__N] = { 0 };
+            for (uint32_t j = 0; j < it->r->nleaks; j++) {
+                const struct gs_leak *l = &it->r->leaks[j];
+                if (!gs_report_shows(o, rep, l, k[l->cls]))
+                    continue;
+                k[l->cls]++;
+                if (rep->leak(&c, it, l))
+                    return -1;
+            }
+        }
+        if (rep->process_end && rep->process_end(&c, it))
+            return -1;
+    }
+    if (rep->summary && rep->summary(&c, items, n))
+        return -1;
+    if (rep->end && rep->end(&c))
+        return -1;
+    fflush(out);
+    return ferror(out) || c.err ? -1 : 0;
+}
+
+void gs_report_totals(const struct gs_report_item *items, size_t n, struct gs_totals *t)
+{
+    memset(t, 0, sizeof *t);
+    t->processes = n;
+    for (size_t i = 0; i < n; i++) {
+        const struct gs_result *r = items[i].r;
+        if (!r) {
+            t->unreadable++;
+            continue;
+        }
+        t->complete += r->complete;
+        for (int c = 0; c < GS_RC__N; c++) {
+            for (int m = 0; m < GS_MC__N; m++) {
+                t->cls[c][m].bytes += r->summary[c][m].bytes;
+                t->cls[c][m].blocks += r->summary[c][m].blocks;
+            }
+            t->suppressed[c].bytes += r->suppressed[c].bytes;
+            t->suppressed[c].blocks += r->suppressed[c].blocks;
+        }
+        /* blocks a forked child inherited are its parent's: count them once */
+        for (uint32_t j = 0; j < r->nleaks; j++) {
+            const struct gs_leak *l = &r->leaks[j];
+            if (l->inherited) {
+                t->cls[l->cls][l->mem].bytes -= l->bytes;
+                t->cls[l->cls][l->mem].blocks -= l->blocks;
+            }
+        }
+        for (uint32_t j = 0; j < r->nsuspects; j++)
+            t->suspects += !r->suspects[j].suppressed;
+        t->pauses += r->pauses.count;
+        t->pause_ns += r->pauses.total_ns;
+        t->allocs += r->allocs;
+        t->bytes_allocated += r->bytes_allocated;
+    }
+}
+
+const char *gs_fmt_bytes(char *buf, uint64_t n)
+{
+    static const char *const u[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+    if (n < 10240) {
+        snprintf(buf, 32, "%" PRIu64 " byte%s", n, n == 1 ? "" : "s");
+        return buf;
+    }
+    double v = (double)n / 1024;
+    int k = 0;
+    while (v >= 1024 && k < 4) {
+        v /= 1024;
+        k++;
+    }
+    snprintf(buf, 32, v < 100 ? "%.1f %s" : "%.0f %s", v, u[k]);
+    return buf;
+}
+
+const char *gs_fmt_ns(char *buf, uint64_t ns)
+{
+    if (ns >= 1000000000ull)
+        snprintf(buf, 32, "%.3f s", (double)ns / 1e9);
+    else if (ns >= 1000000ull)
+        snprintf(buf, 32, "%.1f ms", (double)ns / 1e6);
+    else if (ns >= 1000ull)
+        snprintf(buf, 32, "%.1f us", (double)ns / 1e3);
+    else
+        snprintf(buf, 32, "%" PRIu64 " ns", ns);
+    return buf;
+}

@@ -1,0 +1,382 @@
+/*
+ * The text reporter: what a person reads in a terminal. Per process a
+ * header, the leaks (largest first within each class, the way memcheck and
+ * LeakSanitizer print them, with the stack below each), a class by memory
+ * kind summary, then growth, fragmentation and pauses; totals at the end
+ * when there are several processes.
+ */
+#include "report.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "../analyzer/analyze.h"
+
+struct tstate {
+    int cls_open;               /* class whose heading was printed; -1 none */
+};
+
+static uint32_t max_frames(const struct gs_report_ctx *c)
+{
+    return c->o->max_frames ? c->o->max_frames : 16;
+}
+
+static void print_frames(struct gs_report_ctx *c, const struct gs_stackv *st, const char *ind)
+{
+    FILE *f = c->out;
+    if (!st->resolved) {
+        fprintf(f, "%s(stack not symbolized)\n", ind);
+        return;
+    }
+    if (!st->n) {
+        fprintf(f, "%s(no stack recorded)\n", ind);
+        return;
+    }
+    uint32_t lim = max_frames(c);
+    for (uint32_t i = 0; i < st->n && i < lim; i++) {
+        const struct gs_frame *fr = &st->f[i];
+        const char *mod = fr->module ? strrchr(fr->module, '/') : NULL;
+        mod = mod ? mod + 1 : fr->module;
+        fprintf(f, "%s#%-2u ", ind, i);
+        if (fr->function)
+            fprintf(f, "%s", fr->function);
+        else if (mod)
+            fprintf(f, "%s+0x%" PRIx64, mod, fr->offset);
+        else
+            fprintf(f, "0x%" PRIx64, fr->ip);
+        if (fr->file) {
+            if (fr->line)
+                fprintf(f, " at %s:%u", fr->file, fr->line);
+            else
+                fprintf(f, " at %s", fr->file);
+        }
+        if (fr->python)
+            fputs(" [python]", f);
+        else if (fr->function && mod)
+            fprintf(f, " (%s)", mod);
+        if (fr->inlined)
+            fputs(" [inlined]", f);
+        fputc('\n', f);
+    }
+    if (st->n > lim)
+        fprintf(f, "%s... %u more frames\n", ind, st->n - lim);
+}
+
+static int t_begin(struct gs_report_ctx *c, size_t n)
+{
+    static struct tstate st;
+    st.cls_open = -1;
+    c->state = &st;
+    fprintf(c->out, "gcspy report: %zu trace%s\n", n, n == 1 ? "" : "s");
+    return 0;
+}
+
+static void pct(char *buf, double v)
+{
+    snprintf(buf, 32, "%.1f%%", v * 100);
+}
+
+static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
+{
+    struct tstate *st = c->state;
+    FILE *f = c->out;
+    char b1[32], b2[32], b3[32], b4[32];
+    st->cls_open = -1;
+    const struct gs_result *r = it->r;
+    fputc('\n', f);
+    if (!r) {
+        fprintf(f, "== %s: not readable: %s\n", it->trace, it->error ? it->error : "?");
+        return 0;
+    }
+    fprintf(f, "== process %" PRIu64, r->pid);
+    if (r->ppid)
+        fprintf(f, " (parent %" PRIu64 ")", r->ppid);
+    fprintf(f, ": %s\n", r->command && *r->command ? r->command : "(unknown command)");
+    fprintf(f, "   trace %s", r->trace);
+    if (r->host && *r->host)
+        fprintf(f, ", host %s", r->host);
+    if (r->rank >= 0)
+        fprintf(f, ", rank %" PRId64 "/%" PRId64, r->rank, r->world_size);
+    if (r->flags & GS_PROC_F_FORKED)
+        fputs(", forked", f);
+    fputc('\n', f);
+    if (!r->complete)
+        fprintf(f, "   INCOMPLETE: %s; what precedes it is reported\n", r->damage);
+    if (r->have_stopped)
+        fprintf(f, "   tracing stopped at %s: %s (%" PRIu64 " events lost)\n",
+                gs_fmt_ns(b1, r->t_stopped), r->stopped_reason ? r->stopped_reason : "",
+                r->stopped_dropped);
+    fprintf(f, "   ran %s", gs_fmt_ns(b1, r->duration_ns));
+    if (r->have_exit) {
+        if (r->exit_how == GS_EXIT_SIGNAL)
+            fprintf(f, ", killed by signal %" PRId64, r->exit_status);
+        else if (r->exit_how == GS_EXIT_EXEC)
+            fprintf(f, ", exec'd %s", r->exec_path ? r->exec_path : "a new image");
+        else
+            fprintf(f, ", exit status %" PRId64, r->exit_status);
+    }
+    fprintf(f, "; %" PRIu64 " allocations, %" PRIu64 " frees, %s allocated\n", r->allocs,
+            r->frees, gs_fmt_bytes(b2, r->bytes_allocated));
+    fprintf(f, "   peak live %s (host %s, pinned %s, managed %s, device %s)",
+            gs_fmt_bytes(b1, r->peak_total), gs_fmt_bytes(b2, r->peak_bytes[GS_MC_HOST]),
+            gs_fmt_bytes(b3, r->peak_bytes[GS_MC_PINNED]),
+            gs_fmt_bytes(b4, r->peak_bytes[GS_MC_MANAGED]),
+            gs_fmt_bytes(b4, r->peak_bytes[GS_MC_DEVICE]));
+    if (r->rss_peak)
+        fprintf(f, "; peak RSS %s", gs_fmt_bytes(b1, r->rss_peak));
+    fputc('\n', f);
+    if (r->unmatched_frees || r->replaced_allocs || r->bad_records)
+        fprintf(f, "   anomalies: %" PRIu64 " frees of untracked addresses, %" PRIu64
+                   " allocations over live blocks, %" PRIu64 " malformed records\n",
+                r->unmatched_frees, r->replaced_allocs, r->bad_records);
+    if (r->last_scan >= 0) {
+        const struct gs_scan *s = &r->scans[r->last_scan];
+        fprintf(f, "   %u scan%s; leaks from the last, #%" PRIu64 " (%s) at %s\n", r->nscans,
+                r->nscans == 1 ? "" : "s", s->id, gs_trigger_name(s->trigger),
+                gs_fmt_ns(b1, s->t_start));
+    } else {
+        fprintf(f, "   no leak scan in the trace: live blocks at the end are reported as not freed\n");
+    }
+    fprintf(f, "\n   LEAKS\n");
+    int any = 0;
+    for (int k = 0; k < GS_RC__N; k++)
+        for (int m = 0; m < GS_MC__N; m++)
+            any |= r->summary[k][m].blocks != 0;
+    if (!any)
+        fprintf(f, "   none: no block was live at the end\n");
+    return 0;
+}
+
+static int t_leak(struct gs_report_ctx *c, const struct gs_report_item *it,
+                  const struct gs_leak *l)
+{
+    struct tstate *st = c->state;
+    FILE *f = c->out;
+    const struct gs_result *r = it->r;
+    char b1[32], b2[32];
+    if (st->cls_open != l->cls) {
+        st->cls_open = l->cls;
+        uint64_t by = 0, bl = 0, groups = 0;
+        for (int m = 0; m < GS_MC__N; m++) {
+            by += r->summary[l->cls][m].bytes;
+            bl += r->summary[l->cls][m].blocks;
+        }
+        for (uint32_t i = 0; i < r->nleaks; i++)
+            groups += r->leaks[i].cls == l->cls;
+        fprintf(f, "   %s: %s in %" PRIu64 " block%s from %" PRIu64 " stack%s", gs_class_name(l->cls),
+                gs_fmt_bytes(b1, by), bl, bl == 1 ? "" : "s", groups, groups == 1 ? "" : "s");
+        if (r->suppressed[l->cls].blocks)
+            fprintf(f, " (%s in %" PRIu64 " suppressed)", gs_fmt_bytes(b2, r->suppressed[l->cls].bytes),
+                    r->suppressed[l->cls].blocks);
+        fputc('\n', f);
+    }
+    fprintf(f, "     %s in %" PRIu64 " block%s, %s, %s", gs_fmt_bytes(b1, l->bytes), l->blocks,
+            l->blocks == 1 ? "" : "s", gs_class_name(l->cls), gs_memcat_name(l->mem));
+    if (l->blocks > 1)
+        fprintf(f, ", largest %s", gs_fmt_bytes(b2, l->largest));
+    if (l->inherited)
+        fputs(", inherited from the parent", f);
+    if (l->suppressed)
+        fprintf(f, ", suppressed by leak:%s", l->suppressed);
+    fputc('\n', f);
+    if (l->first_scan >= 0 && (uint32_t)l->first_scan < r->nscans) {
+        const struct gs_scan *s = &r->scans[l->first_scan];
+        fprintf(f, "       unreachable since scan #%" PRIu64 " at %s", s->id, gs_fmt_ns(b1, s->t_start));
+        if (l->first_scan > 0)
+            fprintf(f, " (after scan #%" PRIu64 ")", r->scans[l->first_scan - 1].id);
+        if (s->steps_at > s->steps_before)
+            fprintf(f, ", steps %" PRIu64 "..%" PRIu64, s->steps_before + 1, s->steps_at);
+        if (s->user_markers)
+            fprintf(f, ", markers \"%s\"..\"%s\"", s->first_marker, s->last_marker);
+        else if (s->marker_before[0])
+            fprintf(f, ", after marker \"%s\"", s->marker_before);
+        fputc('\n', f);
+    }
+    print_frames(c, &l->st, "       ");
+    return 0;
+}
+
+static void print_summary_table(FILE *f, const struct gs_cell cls[GS_RC__N][GS_MC__N],
+                                const char *ind)
+{
+    char b[32];
+    fprintf(f, "%s%-10s", ind, "");
+    for (int m = 0; m < GS_MC__N; m++)
+        fprintf(f, " %22s", gs_memcat_name(m));
+    fputc('\n', f);
+    for (int k = 0; k < GS_RC__N; k++) {
+        fprintf(f, "%s%-10s", ind, gs_class_name(k));
+        for (int m = 0; m < GS_MC__N; m++) {
+            char cell[64];
+            if (cls[k][m].blocks)
+                snprintf(cell, sizeof cell, "%s/%" PRIu64, gs_fmt_bytes(b, cls[k][m].bytes),
+                         cls[k][m].blocks);
+            else
+                snprintf(cell, sizeof cell, "-");
+            fprintf(f, " %22s", cell);
+        }
+        fputc('\n', f);
+    }
+}
+
+static void print_growth(struct gs_report_ctx *c, const struct gs_result *r)
+{
+    FILE *f = c->out;
+    char b1[32], b2[32], b3[32];
+    fprintf(f, "\n   GROWTH (x axis: %s, %u checkpoints)\n",
+            r->growth_axis == GS_AXIS_STEP ? "steps" : "time", r->growth_checkpoints);
+    if (!r->nsuspects) {
+        fprintf(f, "   no allocation site grows steadily\n");
+        return;
+    }
+    for (uint32_t i = 0; i < r->nsuspects; i++) {
+        const struct gs_suspect *g = &r->suspects[i];
+        if (g->axis == GS_AXIS_STEP)
+            fprintf(f, "     +%s per step over steps %.0f..%.0f", gs_fmt_bytes(b1, (uint64_t)g->rate),
+                    g->x0, g->x1);
+        else
+            fprintf(f, "     +%s per second over %.2f..%.2f s", gs_fmt_bytes(b1, (uint64_t)g->rate),
+                    g->x0, g->x1);
+        fprintf(f, " (confidence %.2f), %s, %s -> %s, %" PRIu64 " blocks live at the end",
+                g->confidence, gs_memcat_name(g->mem), gs_fmt_bytes(b2, g->start_bytes),
+                gs_fmt_bytes(b3, g->peak_bytes), g->live_blocks);
+        if (g->suppressed)
+            fprintf(f, ", suppressed by leak:%s", g->suppressed);
+        fputc('\n', f);
+        print_frames(c, &g->st, "       ");
+    }
+}
+
+static void print_frag(struct gs_report_ctx *c, const struct gs_result *r)
+{
+    FILE *f = c->out;
+    char b1[32], b2[32], b3[32], b4[32];
+    fprintf(f, "\n   FRAGMENTATION\n");
+    if (r->have_host_samples)
+        fprintf(f, "     glibc arena (last of %" PRIu64 " samples): %s, in use %s, free %s, "
+                   "top pad %s; peak arena %s\n", r->samples,
+                gs_fmt_bytes(b1, r->mi_arena), gs_fmt_bytes(b2, r->mi_inuse),
+                gs_fmt_bytes(b3, r->mi_free), gs_fmt_bytes(b4, r->mi_toppad),
+                gs_fmt_bytes(b1, r->mi_peak_arena));
+    else
+        fprintf(f, "     no malloc samples in the trace\n");
+    const struct gs_heapfrag *h = &r->heap;
+    if (h->blocks)
+        fprintf(f, "     between live blocks at the end: %s free in %" PRIu64 " gaps, largest %s, "
+                   "ratio %.2f (%" PRIu64 " blocks in %" PRIu64 " regions)\n",
+                gs_fmt_bytes(b1, h->free_bytes), h->gaps, gs_fmt_bytes(b2, h->largest_free),
+                h->ratio, h->blocks, h->regions);
+    for (uint32_t d = 0; d < r->ndev; d++) {
+        const struct gs_devstate *s = &r->dev[d];
+        uint64_t fr = s->reserved > s->in_use ? s->reserved - s->in_use : 0;
+        double ratio = fr ? 1.0 - (double)(s->largest_free < fr ? s->largest_free : fr) / (double)fr : 0;
+        fprintf(f, "     device %" PRIu64 ": reserved %s, in use %s, %" PRIu64 " segments, "
+                   "largest free %s of %s, ratio %.2f (worst %.2f); peak reserved %s\n",
+                s->device, gs_fmt_bytes(b1, s->reserved), gs_fmt_bytes(b2, s->in_use),
+                s->segments, gs_fmt_bytes(b3, s->largest_free), gs_fmt_bytes(b4, fr), ratio,
+                s->worst_ratio, gs_fmt_bytes(b1, s->peak_reserved));
+    }
+}
+
+static void print_pauses(struct gs_report_ctx *c, const struct gs_result *r)
+{
+    FILE *f = c->out;
+    const struct gs_pause_stats *p = &r->pauses;
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
+    fprintf(f, "\n   PAUSES (from %s)\n", p->sources ? p->sources : "PAUSE records");
+    if (!p->count) {
+        fprintf(f, "   none recorded\n");
+        return;
+    }
+    pct(b5, p->share);
+    fprintf(f, "     %" PRIu64 " pauses, %s in all, %s of %s; p50 %s, p90 %s, p99 %s, max %s\n",
+            p->count, gs_fmt_ns(b1, p->union_ns), b5, gs_fmt_ns(b2, p->wall_ns),
+            gs_fmt_ns(b3, p->pct_ns[0]), gs_fmt_ns(b4, p->pct_ns[1]), gs_fmt_ns(b5, p->pct_ns[2]),
+            gs_fmt_ns(b1, p->pct_ns[3]));
+    fprintf(f, "     by kind:");
+    static const char *const kinds[3] = { "scan", "cuda-sync", "python-gc" };
+    for (int k = 0; k < 3; k++)
+        if (p->by_kind[k].count)
+            fprintf(f, " %s %" PRIu64 " (%s)", kinds[k], p->by_kind[k].count,
+                    gs_fmt_ns(b1, p->by_kind[k].total_ns));
+    fputc('\n', f);
+    fprintf(f, "     longest:");
+    for (uint32_t i = 0; i < p->nlongest && i < 5; i++)
+        fprintf(f, "%s %s %s at %s", i ? "," : "", gs_fmt_ns(b1, p->longest[i].t1 - p->longest[i].t0),
+                gs_pause_kind_name(p->longest[i].kind), gs_fmt_ns(b2, p->longest[i].t0));
+    fputc('\n', f);
+    fprintf(f, "     MMU:");
+    for (int k = 0; k < GS_NMMU; k++)
+        if (p->mmu[k].valid)
+            fprintf(f, " %s %.2f", gs_fmt_ns(b1, p->mmu[k].window_ns), p->mmu[k].mmu);
+    fputc('\n', f);
+}
+
+static int t_process_end(struct gs_report_ctx *c, const struct gs_report_item *it)
+{
+    const struct gs_result *r = it->r;
+    FILE *f = c->out;
+    if (!r)
+        return 0;
+    /* say what was left out */
+    uint32_t shown[GS_RC__N] = { 0 }, total[GS_RC__N] = { 0 };
+    for (uint32_t i = 0; i < r->nleaks; i++) {
+        const struct gs_leak *l = &r->leaks[i];
+        if (gs_report_shows(c->o, &gs_reporter_text, l, shown[l->cls]))
+            shown[l->cls]++;
+        total[l->cls]++;
+    }
+    for (int k = 0; k < GS_RC__N; k++) {
+        if (total[k] > shown[k]) {
+            char b[32];
+            uint64_t by = 0, bl = 0;
+            for (int m = 0; m < GS_MC__N; m++) {
+                by += r->summary[k][m].bytes;
+                bl += r->summary[k][m].blocks;
+            }
+            if (shown[k])
+                fprintf(f, "   ... %u more %s stack%s (--max-groups)\n", total[k] - shown[k],
+                        gs_class_name(k), total[k] - shown[k] == 1 ? "" : "s");
+            else
+                fprintf(f, "   %s: %s in %" PRIu64 " blocks from %u stacks (listed with --show-reachable)\n",
+                        gs_class_name(k), gs_fmt_bytes(b, by), bl, total[k]);
+        }
+    }
+    fprintf(f, "\n   SUMMARY (bytes/blocks)\n");
+    print_summary_table(f, r->summary, "   ");
+    print_growth(c, r);
+    print_frag(c, r);
+    print_pauses(c, r);
+    return 0;
+}
+
+static int t_summary(struct gs_report_ctx *c, const struct gs_report_item *items, size_t n)
+{
+    FILE *f = c->out;
+    if (c->o->problems && c->o->problems[0]) {
+        fprintf(f, "\nsymbols:\n");
+        for (size_t i = 0; c->o->problems[i]; i++)
+            fprintf(f, "   %s\n", c->o->problems[i]);
+    }
+    if (n < 2)
+        return 0;
+    struct gs_totals t;
+    gs_report_totals(items, n, &t);
+    fprintf(f, "\n== totals over %zu processes (%zu complete); inherited blocks counted once\n",
+            t.processes, t.complete);
+    print_summary_table(f, t.cls, "   ");
+    fprintf(f, "   growth suspects: %" PRIu64 "\n", t.suspects);
+    return 0;
+}
+
+const struct gs_reporter gs_reporter_text = {
+    .name = "text",
+    .begin = t_begin,
+    .process = t_process,
+    .leak = t_leak,
+    .process_end = t_process_end,
+    .summary = t_summary,
+    .end = NULL,
+    .max_groups = 20,
+    .show_reachable = 0,
+};
