@@ -96,7 +96,7 @@ static void thread_exit(void *arg)
     gs_spin_unlock(&threads_lock);
     gs_tls.th = NULL;
     gs_tls.exited = 1; /* later events of this thread carry thread 0 */
-    gs_tls.in_hook = saved;
+    gs_restore(saved);
 }
 
 struct gs_thread *gs_thread_get(void)
@@ -120,7 +120,7 @@ struct gs_thread *gs_thread_get(void)
     } else {
         th = gs_pages_alloc(sizeof *th);
         if (!th) {
-            gs_tls.in_hook = saved;
+            gs_restore(saved);
             return NULL;
         }
         gs_spin_lock(&threads_lock);
@@ -135,7 +135,7 @@ struct gs_thread *gs_thread_get(void)
     if (thread_key_ok)
         pthread_setspecific(thread_key, th);
     emit_thread(GS_REC_THREAD_START, th);
-    gs_tls.in_hook = saved;
+    gs_restore(saved);
     return th;
 }
 
@@ -168,6 +168,8 @@ void gs_on_alloc(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, un
         th->allocs++;
         th->bytes += size;
     }
+    if (GS_UNLIKELY(gs_opt.scan_bytes))
+        gs_scan_note_bytes(size);
 }
 
 static void record_free(struct gs_shard *sh, const struct gs_block *b)
@@ -356,14 +358,16 @@ int gs_core_start(void)
     if (rc == 0) {
         pthread_atfork(fork_prepare, fork_parent, fork_child);
         on_exit(on_exit_cb, NULL);
+        if (gs_scan_init())
+            gs_log("leak scans are off: no free real-time signal to stop threads with");
     }
-    gs_tls.in_hook = saved;
+    gs_restore(saved);
     return rc;
 }
 
 /* ---- exit ---- */
 
-void (*gs_exit_scan_hook)(void); /* set by the scanner when it is linked in */
+void (*gs_exit_scan_hook)(void); /* set by gs_scan_init */
 
 static void human(char *buf, size_t len, uint64_t b)
 {
@@ -531,6 +535,7 @@ static void fork_child(void)
         th->tid = gs_raw_gettid();
     }
     started = 0;
+    gs_scan_atfork_child();
     if (gs_core_start() == 0) {
         emit_process_start(GS_PROC_F_FORKED);
         gs_modules_reemit();
@@ -567,5 +572,5 @@ __attribute__((visibility("default"))) void gcspy_mark(const char *label)
         gs_stream_commit(&gs_meta, gs_rec_close(b, e));
     }
     gs_spin_unlock(&gs_meta.lock);
-    gs_tls.in_hook = saved;
+    gs_restore(saved);
 }

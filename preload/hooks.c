@@ -147,7 +147,7 @@ GS_EXPORT void *malloc(size_t n)
     void *p = real_malloc(n);
     if (GS_LIKELY(p))
         track(p, n, GS_FN_MALLOC, __builtin_frame_address(0));
-    gs_tls.in_hook = 0;
+    gs_leave();
     return p;
 }
 
@@ -166,7 +166,7 @@ GS_EXPORT void free(void *p)
     gs_on_free((uintptr_t)p);
     errno = e;
     real_free(p);
-    gs_tls.in_hook = 0;
+    gs_leave();
 }
 
 GS_EXPORT void *calloc(size_t n, size_t m)
@@ -184,7 +184,7 @@ GS_EXPORT void *calloc(size_t n, size_t m)
     void *p = real_calloc(n, m);
     if (GS_LIKELY(p))
         track(p, n * m, GS_FN_CALLOC, __builtin_frame_address(0));
-    gs_tls.in_hook = 0;
+    gs_leave();
     return p;
 }
 
@@ -217,7 +217,7 @@ static void *do_realloc(void *old, size_t n, void *frame)
             errno = e;
         }
     }
-    gs_tls.in_hook = 0;
+    gs_leave();
     return p;
 }
 
@@ -254,7 +254,7 @@ GS_EXPORT void *reallocarray(void *old, size_t n, size_t m)
     void *p = call;                                                           \
     if (GS_LIKELY(p))                                                         \
         track(p, n, fn, __builtin_frame_address(0));                          \
-    gs_tls.in_hook = 0;                                                       \
+    gs_leave();                                                               \
     return p;
 
 GS_EXPORT void *memalign(size_t align, size_t n)
@@ -315,7 +315,7 @@ GS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
     int rc = real_posix_memalign(out, align, n);
     if (rc == 0 && *out)
         track(*out, n, GS_FN_MEMALIGN, __builtin_frame_address(0));
-    gs_tls.in_hook = 0;
+    gs_leave();
     return rc;
 }
 
@@ -336,7 +336,7 @@ static void before_exec(const char *path)
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1;
     gs_on_exec(path);
-    gs_tls.in_hook = saved;
+    gs_restore(saved);
 }
 
 GS_EXPORT int execve(const char *path, char *const argv[], char *const envp[])

@@ -15,18 +15,69 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include <string.h>
+
+#include "scan.h"
+
+/* Registry of gcspy's mappings, so the scanner never takes them for roots
+ * (gcspy's tables point at every block: as roots they would hide every
+ * leak). Its own array is registered as its first entry. */
+#define GS_MAX_PAGE_RANGES 65536
+static struct gs_range *ranges;
+static size_t nranges;
+static atomic_int ranges_lock;
+
+static void reg_add(uintptr_t lo, size_t len)
+{
+    gs_spin_lock(&ranges_lock);
+    if (!ranges) {
+        size_t sz = GS_MAX_PAGE_RANGES * sizeof *ranges;
+        void *r = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (r != MAP_FAILED) {
+            ranges = r;
+            ranges[nranges++] = (struct gs_range){(uintptr_t)r, (uintptr_t)r + sz};
+        }
+    }
+    if (ranges && nranges < GS_MAX_PAGE_RANGES)
+        ranges[nranges++] = (struct gs_range){lo, lo + len};
+    gs_spin_unlock(&ranges_lock);
+}
+
+static void reg_del(uintptr_t lo)
+{
+    gs_spin_lock(&ranges_lock);
+    for (size_t i = 0; i < nranges; i++)
+        if (ranges[i].lo == lo) {
+            ranges[i] = ranges[--nranges];
+            break;
+        }
+    gs_spin_unlock(&ranges_lock);
+}
+
+int gs_pages_ranges(struct gs_range *out, size_t max)
+{
+    gs_spin_lock(&ranges_lock);
+    size_t n = nranges < max ? nranges : max;
+    memcpy(out, ranges, n * sizeof *out);
+    gs_spin_unlock(&ranges_lock);
+    return (int)n;
+}
 
 void *gs_pages_alloc(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    if (p == MAP_FAILED)
+        return NULL;
+    reg_add((uintptr_t)p, bytes);
+    return p;
 }
 
 void gs_pages_free(void *p, size_t bytes)
 {
-    if (p)
+    if (p) {
+        reg_del((uintptr_t)p);
         munmap(p, bytes);
+    }
 }
 
 int gs_raw_gettid(void)

@@ -32,7 +32,7 @@ struct module {
     uint64_t gen;
 };
 
-uintptr_t gs_self_lo, gs_self_hi;
+uintptr_t gs_self_lo, gs_self_hi, gs_self_data_lo, gs_self_data_hi;
 
 static struct module *mods;
 static int nmods;
@@ -117,12 +117,22 @@ static uintptr_t first_vaddr(const struct dl_phdr_info *info)
 static void note_self(const struct dl_phdr_info *info)
 {
     uintptr_t me = (uintptr_t)&gs_modules_sync;
+    int mine = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
         if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && me >= lo && me < hi) {
             gs_self_lo = lo;
             gs_self_hi = hi;
+            mine = 1;
+        }
+    }
+    /* Our data and bss (the bootstrap pool among them) are never roots. */
+    for (int i = 0; mine && i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W)) {
+            gs_self_data_lo = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)4095;
+            gs_self_data_hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
         }
     }
 }
@@ -195,7 +205,7 @@ void gs_modules_sync(void)
         }
         gs_spin_unlock(&mod_lock);
     }
-    gs_tls.in_hook = saved;
+    gs_restore(saved);
 }
 
 static int reemit_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -221,5 +231,5 @@ void gs_modules_reemit(void)
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1;
     dl_iterate_phdr(reemit_cb, NULL);
-    gs_tls.in_hook = saved;
+    gs_restore(saved);
 }

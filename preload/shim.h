@@ -187,6 +187,29 @@ static inline struct gs_shard *gs_shard_of(uint64_t addr)
      * one thread land in one buffer, so address deltas stay small. */
     return &gs_shards[((addr >> 16) * 0x9E3779B97F4A7C15ull) >> 57];
 }
+/* Slot of an address in its shard's table. Locality-preserving: blocks close
+ * in memory get slots close in the table, so both the hot path (malloc
+ * returns neighbouring addresses) and the scanner (it follows pointers to
+ * neighbours) stay in cache. All blocks of one 4 KiB page have their home in
+ * one aligned window of 256 slots (the scanner's interior lookup relies on
+ * it); the (addr >> 12) term spreads page-aligned blocks; the mixed high bits
+ * spread distant 16 MiB windows. */
+static inline uint64_t gs_slot_of(uint64_t addr, uint64_t mask)
+{
+    return ((addr >> 4) ^ (addr >> 12) ^ ((addr >> 24) * 0x9E3779B97F4A7C15ull >> 32)) & mask;
+}
+static inline struct gs_block *gs_table_lookup(const struct gs_shard *sh, uint64_t addr)
+{
+    uint64_t mask = sh->cap - 1, j = gs_slot_of(addr, mask);
+    for (;;) {
+        struct gs_block *b = &sh->slots[j];
+        if (!b->addr)
+            return NULL;
+        if (b->addr == addr)
+            return b;
+        j = (j + 1) & mask;
+    }
+}
 int gs_table_init(void);
 /* Under the shard lock: */
 int gs_table_insert(struct gs_shard *sh, const struct gs_block *b); /* 0 or -1 (no memory) */
@@ -210,7 +233,7 @@ void gs_stack_unlock(void);
 void gs_modules_sync(void);  /* emits MODULE / MODULE_UNLOAD for changes */
 void gs_modules_reemit(void);
 /* Address range of libgcspy.so's own code, for skipping its frames. */
-extern uintptr_t gs_self_lo, gs_self_hi;
+extern uintptr_t gs_self_lo, gs_self_hi, gs_self_data_lo, gs_self_data_hi;
 
 /* ---- per-thread state (core.c) ---- */
 struct gs_thread {
@@ -226,10 +249,30 @@ struct gs_thread {
 struct gs_tls {
     int in_hook;                 /* recursion guard: set while inside gcspy */
     int exited;                  /* thread's TSD destructors have run */
+    volatile int stop_pending;   /* a stop request arrived while in_hook */
     struct gs_thread *th;
 };
 extern __thread struct gs_tls gs_tls __attribute__((tls_model("initial-exec")));
 struct gs_thread *gs_thread_get(void);
+/* Leaving gcspy: clears the recursion flag, then honours a stop request that
+ * arrived while the thread was inside (stop.c). The order matters: a stop
+ * signal landing after the clear stops the thread directly. */
+void gs_stop_check_slow(void);
+static inline void gs_leave(void)
+{
+    gs_tls.in_hook = 0;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    if (GS_UNLIKELY(gs_tls.stop_pending))
+        gs_stop_check_slow();
+}
+/* Restores the recursion flag saved on entry (gs_leave when it was clear). */
+static inline void gs_restore(int saved)
+{
+    if (saved)
+        gs_tls.in_hook = saved;
+    else
+        gs_leave();
+}
 
 /* ---- the core API the hooks (and tests) call ---- */
 int gs_core_early_init(char **envp); /* first hook call or constructor */
@@ -244,6 +287,17 @@ struct gs_shard *gs_on_realloc_begin(uint64_t old);
 void gs_on_realloc_end(struct gs_shard *sh, uint64_t old, uint64_t neu, uint64_t size,
                        uint32_t stack);
 void gs_on_exec(const char *path);
+
+/* ---- the leak scanner (scan.c) ---- */
+int gs_scan_init(void);
+/* Runs a scan; self_sp: the calling program thread's stack pointer at entry
+ * into gcspy (its stack above it is a root), 0 for a gcspy thread. */
+int gs_scan(int trigger, uintptr_t self_sp);
+void gs_scan_tick(void);          /* writer: periodic and requested scans */
+void gs_scan_note_bytes(uint64_t n);
+void gs_scan_atfork_child(void);
+extern void (*gs_exit_scan_hook)(void);
+void gs_writer_wake(void);
 void gs_meta_thread_start(struct gs_thread *th);
 
 #endif /* GCSPY_SHIM_H */

@@ -177,12 +177,13 @@ int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
         if (ret < 4096)
             break;
         ips[n++] = ret;
-        uintptr_t *next = (uintptr_t *)fp[0];
+        uintptr_t next = fp[0];
         /* Frames grow towards higher addresses as we go outwards; anything
-         * else, or a pointer past the stack's top, ends the walk. */
-        if (next <= fp || ((uintptr_t)next & 7) || (uintptr_t)(next + 2) > hi)
+         * else, or a frame whose two words would reach past the stack's top,
+         * ends the walk (written without pointer arithmetic that could wrap). */
+        if (next <= (uintptr_t)fp || (next & 7) || hi < 16 || next > hi - 16)
             break;
-        fp = next;
+        fp = (uintptr_t *)next;
     }
     return n;
 }

@@ -22,10 +22,7 @@ struct gs_shard gs_shards[GS_SHARDS];
 
 #define GS_TABLE_INIT_CAP 1024u
 
-static inline uint64_t slot_of(uint64_t addr, uint64_t mask)
-{
-    return ((addr >> 4) * 0x9E3779B97F4A7C15ull >> 20) & mask;
-}
+#define slot_of gs_slot_of
 
 int gs_table_init(void)
 {
@@ -85,13 +82,7 @@ int gs_table_insert(struct gs_shard *sh, const struct gs_block *b)
 
 struct gs_block *gs_table_find(struct gs_shard *sh, uint64_t addr)
 {
-    uint64_t mask = sh->cap - 1, j = slot_of(addr, mask);
-    while (sh->slots[j].addr) {
-        if (sh->slots[j].addr == addr)
-            return &sh->slots[j];
-        j = (j + 1) & mask;
-    }
-    return NULL;
+    return gs_table_lookup(sh, addr);
 }
 
 int gs_table_remove(struct gs_shard *sh, uint64_t addr, struct gs_block *out)

@@ -34,6 +34,7 @@
 #include <linux/futex.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +42,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "shim.h"
+#include "scan.h"
 
 #define GS_CHUNK_TARGET (1u << 20)
 #define GS_PENDING_MAX (256ull << 20)
@@ -59,6 +60,7 @@ static atomic_uint drain_word;  /* futex: bumped when pending drops */
 
 static pthread_mutex_t writer_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t writer_thread;
+static atomic_int writer_ready;
 static int writer_running;
 static atomic_int writer_stop;
 static int fd = -1;
@@ -467,10 +469,20 @@ static void sample(void)
     gs_spin_unlock(&gs_meta.lock);
 }
 
+void gs_writer_wake(void)
+{
+    atomic_fetch_add(&wake_word, 1);
+    futex_wake(&wake_word);
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
     gs_tls.in_hook = 1; /* everything this thread does is gcspy's own */
+    int here;
+    gs_stop_register_own(gs_raw_gettid());
+    gs_own_stack_hint[0] = (uintptr_t)&here;
+    atomic_store(&writer_ready, 1);
     while (!atomic_load(&writer_stop) && gs_tracing()) {
         unsigned seen = atomic_load(&wake_word);
         if (atomic_load(&full_queue) == NULL)
@@ -484,6 +496,7 @@ static void *writer_main(void *arg)
         }
         gs_modules_sync(); /* catches dlclose */
         gs_writer_flush();
+        gs_scan_tick();
     }
     return NULL;
 }
@@ -502,6 +515,10 @@ int gs_writer_start(void)
         gs_fail("starting the writer thread", rc);
         return -1;
     }
+    /* A scan must know the writer's tid (it is never stopped): wait until
+     * the thread has registered it. */
+    while (!atomic_load(&writer_ready))
+        sched_yield();
     writer_running = 1;
     return 0;
 }
@@ -529,8 +546,10 @@ int gs_writer_close(const uint8_t *tail, size_t tail_len)
         flush_round();
     /* The tail (PROCESS_EXIT, TRACE_END) goes last, in a chunk of its own. */
     if (fd >= 0 && !write_failed && tail_len <= GS_CHUNK_TARGET) {
-        memcpy(raw, tail, tail_len);
-        rc = emit_chunk(tail_len);
+        struct gs_enc_state st;
+        size_t tb = (size_t)(gs_rec_timebase(raw, &st, gs_now()) - raw);
+        memcpy(raw + tb, tail, tail_len);
+        rc = emit_chunk(tb + tail_len);
     }
     if (fd >= 0)
         close(fd);
@@ -590,5 +609,6 @@ void gs_writer_atfork_child(void)
     fd = -1;
     write_failed = 0;
     writer_running = 0;
+    atomic_store(&writer_ready, 0);
     path[0] = 0;
 }

@@ -1,0 +1,332 @@
+/*
+ * The root set of a leak scan, taken the way LeakSanitizer takes it, from
+ * what the kernel says is mapped (/proc/self/maps, read with raw syscalls
+ * while the world is stopped: dl_iterate_phdr would take the loader's lock,
+ * which a stopped thread may hold).
+ *
+ * Roots are:
+ *  - every stopped thread's saved registers, and its stack from the saved
+ *    stack pointer (less the 128-byte red zone) to the end of the stack's
+ *    mapping, which for threads made by pthread also holds their static TLS
+ *    and TCB (hence the DTV, hence dynamic TLS blocks);
+ *  - the scanning thread's own stack from its current frame, when it is a
+ *    program thread (a gcspy_scan() or exit-time caller);
+ *  - every other private writable mapping: data and bss of every loaded
+ *    object, the main thread's TLS, and anonymous memory the program manages
+ *    itself (CPython's small-object arenas live there: without them every
+ *    Python-owned block would look lost),
+ * less what must never be a root:
+ *  - gcspy's own memory (its tables point at every block) and its data/bss;
+ *  - the heap: 64 KiB regions holding a tracked block smaller than 64 KiB,
+ *    and the pages of every larger tracked block (those are scanned as
+ *    blocks, from reachable pointers only; their free neighbours hold stale
+ *    pointers that would hide leaks);
+ *  - stack memory below a thread's stack pointer (dead frames), and the
+ *    stacks of gcspy's own threads.
+ * Shared mappings are skipped: they may be files whose tail faults on read.
+ */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "scan.h"
+
+#define GS_REGION_SHIFT 16
+#define GS_LARGE_BLOCK (1u << GS_REGION_SHIFT)
+
+uintptr_t gs_own_stack_hint[8];
+
+static int push_range(struct gs_range **v, size_t *n, size_t *cap, uintptr_t lo, uintptr_t hi)
+{
+    if (lo >= hi)
+        return 0;
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 4096;
+        struct gs_range *nv = gs_pages_alloc(ncap * sizeof *nv);
+        if (!nv)
+            return -1;
+        if (*v) {
+            memcpy(nv, *v, *n * sizeof *nv);
+            gs_pages_free(*v, *cap * sizeof *nv);
+        }
+        *v = nv;
+        *cap = ncap;
+    }
+    (*v)[(*n)++] = (struct gs_range){lo, hi};
+    return 0;
+}
+
+/* Heap sort by lo (no allocation, no recursion). */
+static void sift(struct gs_range *a, size_t i, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && a[c + 1].lo > a[c].lo)
+            c++;
+        if (a[i].lo >= a[c].lo)
+            return;
+        struct gs_range t = a[i];
+        a[i] = a[c];
+        a[c] = t;
+        i = c;
+    }
+}
+
+static void sort_ranges(struct gs_range *a, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift(a, i, n);
+    for (size_t k = n; k-- > 1;) {
+        struct gs_range t = a[0];
+        a[0] = a[k];
+        a[k] = t;
+        sift(a, 0, k);
+    }
+}
+
+/* Sorts and merges overlapping or touching ranges in place; returns count. */
+static size_t merge_ranges(struct gs_range *a, size_t n)
+{
+    if (!n)
+        return 0;
+    sort_ranges(a, n);
+    size_t o = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (a[i].lo <= a[o].hi) {
+            if (a[i].hi > a[o].hi)
+                a[o].hi = a[i].hi;
+        } else {
+            a[++o] = a[i];
+        }
+    }
+    return o + 1;
+}
+
+/* Adds [lo, hi) minus the sorted, merged exclusions ex[] to the roots. */
+static int add_minus(struct gs_roots *r, uintptr_t lo, uintptr_t hi, const struct gs_range *ex,
+                     size_t nex)
+{
+    /* First exclusion that may overlap: binary search on hi. */
+    size_t a = 0, b = nex;
+    while (a < b) {
+        size_t m = (a + b) / 2;
+        if (ex[m].hi <= lo)
+            a = m + 1;
+        else
+            b = m;
+    }
+    for (size_t i = a; i < nex && ex[i].lo < hi && lo < hi; i++) {
+        if (ex[i].lo > lo && push_range(&r->r, &r->n, &r->cap, lo, ex[i].lo))
+            return -1;
+        if (ex[i].hi > lo)
+            lo = ex[i].hi;
+    }
+    return lo < hi ? push_range(&r->r, &r->n, &r->cap, lo, hi) : 0;
+}
+
+static uintptr_t hex(const char **p)
+{
+    uintptr_t v = 0;
+    for (;; (*p)++) {
+        char c = **p;
+        if (c >= '0' && c <= '9')
+            v = v * 16 + (uintptr_t)(c - '0');
+        else if (c >= 'a' && c <= 'f')
+            v = v * 16 + (uintptr_t)(c - 'a' + 10);
+        else
+            return v;
+    }
+}
+
+struct map {
+    uintptr_t lo, hi;
+    char perms[4];
+    int special; /* [vvar], [vsyscall], [vdso]... */
+    int file;    /* backed by a file: read through process_vm_readv */
+};
+
+/* Reads /proc/self/maps into an array of mappings (gcspy memory). */
+static int read_maps(struct map **out, size_t *n, size_t *cap)
+{
+    size_t blen = 1 << 20, used = 0;
+    char *buf = gs_pages_alloc(blen);
+    if (!buf)
+        return -1;
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        gs_pages_free(buf, blen);
+        return -1;
+    }
+    for (;;) {
+        if (used + 4096 > blen) {
+            char *nb = gs_pages_alloc(blen * 2);
+            if (!nb)
+                break;
+            memcpy(nb, buf, used);
+            gs_pages_free(buf, blen);
+            buf = nb;
+            blen *= 2;
+        }
+        long r = syscall(SYS_read, fd, buf + used, blen - used - 1);
+        if (r <= 0)
+            break;
+        used += (size_t)r;
+    }
+    syscall(SYS_close, fd);
+    buf[used] = 0;
+    *n = 0;
+    for (const char *p = buf; *p;) {
+        struct map m;
+        memset(&m, 0, sizeof m);
+        m.lo = hex(&p);
+        if (*p == '-')
+            p++;
+        m.hi = hex(&p);
+        while (*p == ' ')
+            p++;
+        for (int i = 0; i < 4 && *p && *p != ' '; i++)
+            m.perms[i] = *p++;
+        /* offset, device, inode: a non-zero inode means a file. */
+        for (int f = 0; f < 3; f++) {
+            while (*p == ' ')
+                p++;
+            const char *st = p;
+            while (*p && *p != ' ' && *p != '\n')
+                p++;
+            if (f == 2)
+                m.file = !(p - st == 1 && *st == '0');
+        }
+        const char *eol = strchr(p, '\n');
+        if (!eol)
+            eol = p + strlen(p);
+        const char *br = memchr(p, '[', (size_t)(eol - p));
+        if (br && (!strncmp(br, "[vvar]", 6) || !strncmp(br, "[vsyscall]", 10) ||
+                   !strncmp(br, "[vdso]", 6)))
+            m.special = 1;
+        p = *eol ? eol + 1 : eol;
+        if (*n == *cap) {
+            size_t ncap = *cap ? *cap * 2 : 4096;
+            struct map *nm = gs_pages_alloc(ncap * sizeof *nm);
+            if (!nm)
+                break;
+            if (*out) {
+                memcpy(nm, *out, *n * sizeof *nm);
+                gs_pages_free(*out, *cap * sizeof *nm);
+            }
+            *out = nm;
+            *cap = ncap;
+        }
+        (*out)[(*n)++] = m;
+    }
+    gs_pages_free(buf, blen);
+    return 0;
+}
+
+static const struct map *map_of(const struct map *m, size_t n, uintptr_t a)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a >= m[i].lo && a < m[i].hi)
+            return &m[i];
+    return NULL;
+}
+
+int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
+                     uintptr_t self_sp, int self_is_program, const struct gs_range *heap,
+                     size_t nheap)
+{
+    memset(r, 0, sizeof *r);
+    struct map *maps = NULL;
+    size_t nmaps = 0, mcap = 0;
+    struct gs_range *ex = NULL;
+    size_t nex = 0, xcap = 0;
+    int rc = -1;
+    if (read_maps(&maps, &nmaps, &mcap))
+        goto out;
+
+    /* Our own memory, and the heap. */
+    struct gs_range *own = gs_pages_alloc(65536 * sizeof *own);
+    if (!own)
+        goto out;
+    int nown = gs_pages_ranges(own, 65536);
+    for (int i = 0; i < nown; i++)
+        if (push_range(&ex, &nex, &xcap, own[i].lo, own[i].hi))
+            break;
+    gs_pages_free(own, 65536 * sizeof *own);
+    if (gs_self_data_hi && push_range(&ex, &nex, &xcap, gs_self_data_lo, gs_self_data_hi))
+        goto out;
+    for (size_t i = 0; i < nheap; i++)
+        if (push_range(&ex, &nex, &xcap, heap[i].lo, heap[i].hi))
+            goto out;
+
+    /* Stacks: live part of stopped threads' (and ours), none of gcspy's. */
+    r->regs_bytes = ((size_t)nth + 1) * GS_NREGS * sizeof(uintptr_t);
+    r->regs = gs_pages_alloc(r->regs_bytes);
+    if (!r->regs)
+        goto out;
+    for (int i = 0; i < nth; i++) {
+        if (atomic_load(&th[i].state) != 1)
+            continue;
+        memcpy(r->regs + r->nregs, th[i].regs, sizeof th[i].regs);
+        r->nregs += GS_NREGS;
+        const struct map *m = map_of(maps, nmaps, th[i].sp);
+        if (!m)
+            continue;
+        uintptr_t lo = th[i].sp - 128 > m->lo ? th[i].sp - 128 : m->lo;
+        if (push_range(&r->r, &r->n, &r->cap, lo & ~(uintptr_t)7, m->hi) ||
+            push_range(&ex, &nex, &xcap, m->lo, m->hi))
+            goto out;
+    }
+    const struct map *sm = map_of(maps, nmaps, self_sp);
+    if (sm) {
+        if (self_is_program &&
+            push_range(&r->r, &r->n, &r->cap, self_sp & ~(uintptr_t)7, sm->hi))
+            goto out;
+        if (push_range(&ex, &nex, &xcap, sm->lo, sm->hi))
+            goto out;
+    }
+    for (size_t i = 0; i < sizeof gs_own_stack_hint / sizeof gs_own_stack_hint[0]; i++) {
+        const struct map *m = gs_own_stack_hint[i] ? map_of(maps, nmaps, gs_own_stack_hint[i]) : NULL;
+        if (m && push_range(&ex, &nex, &xcap, m->lo, m->hi))
+            goto out;
+    }
+    nex = merge_ranges(ex, nex);
+
+    for (size_t i = 0; i < nmaps; i++) {
+        const struct map *m = &maps[i];
+        if (m->perms[0] != 'r' || m->perms[1] != 'w' || m->perms[3] != 'p' || m->special)
+            continue;
+        size_t before = r->n;
+        if (add_minus(r, m->lo, m->hi, ex, nex))
+            goto out;
+        for (size_t k = before; k < r->n; k++)
+            if (m->file)
+                r->r[k].lo |= 1; /* tag: read safely (ranges are 8-aligned) */
+    }
+    rc = 0;
+out:
+    gs_pages_free(maps, mcap * sizeof *maps);
+    gs_pages_free(ex, xcap * sizeof *ex);
+    return rc;
+}
+
+void gs_roots_free(struct gs_roots *r)
+{
+    gs_pages_free(r->r, r->cap * sizeof *r->r);
+    gs_pages_free(r->regs, r->regs_bytes);
+    memset(r, 0, sizeof *r);
+}
+
+/* Exposed for scan.c, which builds the heap exclusions. */
+int gs_range_push(struct gs_range **v, size_t *n, size_t *cap, uintptr_t lo, uintptr_t hi)
+{
+    return push_range(v, n, cap, lo, hi);
+}
+
+size_t gs_range_merge(struct gs_range *a, size_t n)
+{
+    return merge_ranges(a, n);
+}

@@ -1,0 +1,708 @@
+/*
+ * The leak scan: conservative mark-sweep over the live-block table,
+ * classified like valgrind memcheck.
+ *
+ *  1. Stop the world (stop.c). In fork mode, fork right away (a raw clone
+ *     with no exit signal, so the program's waitpid never sees it), restart
+ *     the world, and do the rest in the child, which writes its results to a
+ *     shared mapping and exits.
+ *  2. One pass over the table: the regions that hold tracked blocks (what a
+ *     word must point into to be worth a lookup, and the heap that is not a
+ *     root), and the list of large blocks.
+ *  3. Roots (roots.c). Mark from them following start pointers only: what is
+ *     reached is REACHABLE. Interior pointers met on the way are remembered.
+ *  4. From the remembered interior pointers, mark again following start and
+ *     interior pointers: what is newly reached is POSSIBLE (reached only
+ *     through a chain with an interior pointer). A device or VMM block is a
+ *     leaf, never scanned, and reachable through any pointer into it.
+ *  5. Every block still unmarked is lost. Taking them in table order, each
+ *     one not yet claimed leads a clique: everything reachable from it (any
+ *     pointer) that is lost becomes INDIRECT, a former leader included. The
+ *     leaders left are DEFINITE: a leaked tree is 1 definite + N indirect, a
+ *     leaked cycle 1 definite + the rest indirect, as memcheck reports them.
+ *  6. Collect the results, reset the marks, restart the world, and only then
+ *     write SCAN_BEGIN, one SCAN_BLOCK per unreachable block (and per
+ *     reachable one in exit scans, as memcheck's still-reachable), SCAN_END
+ *     with the pause's timings.
+ *
+ * Everything between stop and restart uses only gcspy's own memory and raw
+ * syscalls, and never recurses: the mark stack is an explicit array with room
+ * for every live block.
+ *
+ * Interior lookups need the block that contains an address. The table is a
+ * hash on addresses, but its slot function keeps every block of one 4 KiB
+ * page in one aligned window of 256 slots (shim.h), so the blocks of a page
+ * are found by reading that window; a small block (< 64 KiB) starts at most
+ * 16 pages back. Blocks of 64 KiB and more are kept in a sorted array.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "gcspy.h"
+#include "scan.h"
+
+enum { M_NONE = 0, M_REACH = 1, M_POSS = 2, M_IND = 3, M_LEAD = 4 };
+#define GS_REGION_SHIFT 16
+#define GS_LARGE (1ull << GS_REGION_SHIFT)
+
+struct result {
+    uint64_t addr, size;
+    uint32_t stack;
+    uint8_t kind, cls, pad[2];
+};
+
+struct scan {
+    /* plausibility: a hash set of 64 KiB regions holding any tracked byte */
+    uint64_t *regions;
+    uint64_t rmask;
+    uintptr_t lo, hi;
+    uintptr_t large_lo, large_hi;
+    /* blocks >= 64 KiB, sorted by address */
+    struct gs_block **large;
+    size_t nlarge, large_cap;
+    /* mark stack */
+    struct gs_block **stack;
+    size_t sp, stack_cap;
+    /* interior pointers met while marking REACHABLE */
+    uintptr_t *interior;
+    size_t ninterior, interior_cap;
+    int interior_overflow;
+    /* counters */
+    uint64_t bytes_scanned, visited, live_blocks, live_bytes;
+    uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
+    /* results */
+    struct result *res;
+    size_t nres, res_cap;
+    int with_reachable;
+};
+
+static atomic_int scanning;
+static uint64_t scan_seq;
+static uint64_t last_scan_ns;
+static atomic_int scan_requested;
+static atomic_uint_fast64_t bytes_since_scan;
+
+/* ---- regions ---- */
+
+static inline uint64_t rhash(uint64_t r)
+{
+    return (r * 0x9E3779B97F4A7C15ull) >> 20;
+}
+
+static void region_add(struct scan *s, uint64_t r)
+{
+    uint64_t j = rhash(r) & s->rmask;
+    while (s->regions[j] && s->regions[j] != r + 1)
+        j = (j + 1) & s->rmask;
+    s->regions[j] = r + 1;
+}
+
+static inline int region_has(const struct scan *s, uint64_t r)
+{
+    uint64_t j = rhash(r) & s->rmask;
+    for (;;) {
+        uint64_t v = s->regions[j];
+        if (v == r + 1)
+            return 1;
+        if (!v)
+            return 0;
+        j = (j + 1) & s->rmask;
+    }
+}
+
+static struct gs_block *find_large(const struct scan *s, uintptr_t w);
+
+/* Cheap tests first: the span of all blocks, then the region set of small
+ * blocks, then (rarely) the sorted large blocks. */
+static inline int plausible(const struct scan *s, uintptr_t w)
+{
+    if (w < s->lo || w >= s->hi)
+        return 0;
+    if (region_has(s, w >> GS_REGION_SHIFT))
+        return 1;
+    return w >= s->large_lo && w < s->large_hi && find_large(s, w);
+}
+
+/* ---- lookups ---- */
+
+static struct gs_block *find_large(const struct scan *s, uintptr_t w)
+{
+    size_t a = 0, b = s->nlarge;
+    while (a < b) {
+        size_t m = (a + b) / 2;
+        if (s->large[m]->addr <= w)
+            a = m + 1;
+        else
+            b = m;
+    }
+    if (a == 0)
+        return NULL;
+    struct gs_block *blk = s->large[a - 1];
+    return w < blk->addr + blk->size ? blk : NULL;
+}
+
+/* The small block whose bytes contain w (w not a block start), or NULL. */
+static struct gs_block *find_small(uintptr_t w)
+{
+    uintptr_t page = w >> 12;
+    for (int back = 0; back < 17; back++, page--) {
+        uintptr_t pa = page << 12;
+        const struct gs_shard *sh = gs_shard_of(pa);
+        uint64_t mask = sh->cap - 1;
+        uint64_t j = gs_slot_of(pa, mask) & ~(uint64_t)255 & mask;
+        struct gs_block *best = NULL;
+        for (uint64_t k = 0;; k++) {
+            struct gs_block *b = &sh->slots[(j + k) & mask];
+            if (k >= 256 && !b->addr)
+                break;
+            if (k > mask)
+                break;
+            if (b->addr && (b->addr >> 12) == page && b->addr <= w &&
+                (!best || b->addr > best->addr))
+                best = b;
+        }
+        if (best)
+            return w < best->addr + (best->size ? best->size : 1) ? best : NULL;
+    }
+    return NULL;
+}
+
+static struct gs_block *find_containing(const struct scan *s, uintptr_t w)
+{
+    struct gs_block *b = find_large(s, w);
+    return b ? b : find_small(w);
+}
+
+static inline struct gs_block *find_start(uintptr_t w)
+{
+    return gs_table_lookup(gs_shard_of(w), w);
+}
+
+/* ---- marking ---- */
+
+static inline void push(struct scan *s, struct gs_block *b, uint8_t m)
+{
+    b->mark = m;
+    if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM)
+        return; /* leaves: reachable, never scanned */
+    if (s->sp < s->stack_cap)
+        s->stack[s->sp++] = b;
+}
+
+static void note_interior(struct scan *s, uintptr_t w)
+{
+    if (s->ninterior < s->interior_cap)
+        s->interior[s->ninterior++] = w;
+    else
+        s->interior_overflow = 1;
+}
+
+/* One word. mode: M_REACH follows start pointers (device blocks: any),
+ * remembering interior ones; M_POSS and M_IND follow every pointer. */
+static inline void visit_word(struct scan *s, uintptr_t w, uint8_t mode, struct gs_block *leader)
+{
+    if (!plausible(s, w))
+        return;
+    struct gs_block *b = find_start(w);
+    if (!b) {
+        if (mode == M_REACH) {
+            note_interior(s, w);
+            return;
+        }
+        b = find_containing(s, w);
+        if (!b)
+            return;
+    }
+    if (mode == M_IND) {
+        if (b == leader || b->mark == M_IND || b->mark == M_REACH || b->mark == M_POSS)
+            return;
+        if (b->mark == M_LEAD) { /* a former leader joins this clique */
+            b->mark = M_IND;
+            return;
+        }
+        push(s, b, M_IND);
+        return;
+    }
+    if (b->mark == M_NONE)
+        push(s, b, mode);
+}
+
+static void scan_words(struct scan *s, const uintptr_t *p, size_t n, uint8_t mode,
+                       struct gs_block *leader)
+{
+    s->bytes_scanned += n * sizeof *p;
+    for (size_t i = 0; i < n; i++)
+        visit_word(s, p[i], mode, leader);
+}
+
+/* Root ranges tagged file-backed are copied out with process_vm_readv, which
+ * returns an error instead of faulting on a page past a file's end. */
+static void scan_range(struct scan *s, uintptr_t lo, uintptr_t hi, uint8_t mode)
+{
+    if (!(lo & 1)) {
+        scan_words(s, (const uintptr_t *)lo, (hi - lo) / 8, mode, NULL);
+        return;
+    }
+    lo &= ~(uintptr_t)7;
+    static uintptr_t buf[8192];
+    pid_t pid = getpid();
+    while (lo < hi) {
+        size_t n = hi - lo < sizeof buf ? hi - lo : sizeof buf;
+        struct iovec l = {buf, n}, r = {(void *)lo, n};
+        ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (got <= 0) {
+            lo = (lo + 4096) & ~(uintptr_t)4095; /* skip the page that failed */
+            continue;
+        }
+        scan_words(s, buf, (size_t)got / 8, mode, NULL);
+        lo += (uintptr_t)got;
+    }
+}
+
+static void drain(struct scan *s, uint8_t mode, struct gs_block *leader)
+{
+    while (s->sp) {
+        struct gs_block *b = s->stack[--s->sp];
+        s->visited++;
+        scan_words(s, (const uintptr_t *)b->addr, b->size / 8, mode, leader);
+    }
+}
+
+/* ---- setup ---- */
+
+static int grow_large(struct scan *s)
+{
+    size_t ncap = s->large_cap ? s->large_cap * 2 : 1024;
+    struct gs_block **n = gs_pages_alloc(ncap * sizeof *n);
+    if (!n)
+        return -1;
+    if (s->large) {
+        memcpy(n, s->large, s->nlarge * sizeof *n);
+        gs_pages_free(s->large, s->large_cap * sizeof *n);
+    }
+    s->large = n;
+    s->large_cap = ncap;
+    return 0;
+}
+
+/* Pass over the table: regions, large blocks, heap exclusions, totals. */
+static int prepass(struct scan *s, struct gs_range **heap, size_t *nheap, size_t *heap_cap)
+{
+    uint64_t nregions_max = 0;
+    for (int i = 0; i < GS_SHARDS; i++)
+        nregions_max += gs_shards[i].count;
+    uint64_t cap = 1024;
+    while (cap < 2 * nregions_max + 64)
+        cap *= 2;
+    s->regions = gs_pages_alloc(cap * sizeof *s->regions);
+    if (!s->regions)
+        return -1;
+    s->rmask = cap - 1;
+    s->lo = UINTPTR_MAX;
+    s->hi = 0;
+    uintptr_t last = ~(uintptr_t)0;
+    for (int i = 0; i < GS_SHARDS; i++) {
+        struct gs_shard *sh = &gs_shards[i];
+        for (uint64_t j = 0; j < sh->cap; j++) {
+            struct gs_block *b = &sh->slots[j];
+            if (!b->addr)
+                continue;
+            b->mark = M_NONE;
+            s->live_blocks++;
+            s->live_bytes += b->size;
+            uintptr_t end = b->addr + (b->size ? b->size : 1);
+            if (b->addr < s->lo)
+                s->lo = b->addr;
+            if (end > s->hi)
+                s->hi = end;
+            int host = b->kind != GS_MEM_DEVICE && b->kind != GS_MEM_VMM;
+            if (b->size >= GS_LARGE) {
+                if (s->nlarge == s->large_cap && grow_large(s))
+                    return -1;
+                s->large[s->nlarge++] = b;
+                if (b->addr < s->large_lo || !s->large_lo)
+                    s->large_lo = b->addr;
+                if (end > s->large_hi)
+                    s->large_hi = end;
+                if (host && gs_range_push(heap, nheap, heap_cap, b->addr & ~(uintptr_t)4095,
+                                          (end + 4095) & ~(uintptr_t)4095))
+                    return -1;
+                continue;
+            }
+            uintptr_t r = b->addr >> GS_REGION_SHIFT, r2 = (end - 1) >> GS_REGION_SHIFT;
+            if (r == last && r2 == r)
+                continue;
+            last = r;
+            region_add(s, r);
+            if (r2 != r)
+                region_add(s, r2);
+            if (host) {
+                if (gs_range_push(heap, nheap, heap_cap, r << GS_REGION_SHIFT,
+                                  (r2 + 1) << GS_REGION_SHIFT))
+                    return -1;
+                if (*nheap == *heap_cap)
+                    *nheap = gs_range_merge(*heap, *nheap);
+            }
+        }
+    }
+    /* sort large blocks by address (insertion sort: there are few) */
+    for (size_t i = 1; i < s->nlarge; i++) {
+        struct gs_block *b = s->large[i];
+        size_t k = i;
+        while (k && s->large[k - 1]->addr > b->addr) {
+            s->large[k] = s->large[k - 1];
+            k--;
+        }
+        s->large[k] = b;
+    }
+    *nheap = gs_range_merge(*heap, *nheap);
+    return 0;
+}
+
+static void classify(struct scan *s)
+{
+    /* 5. cliques of lost blocks */
+    for (int i = 0; i < GS_SHARDS; i++) {
+        struct gs_shard *sh = &gs_shards[i];
+        for (uint64_t j = 0; j < sh->cap; j++) {
+            struct gs_block *b = &sh->slots[j];
+            if (!b->addr || b->mark != M_NONE)
+                continue;
+            b->mark = M_LEAD;
+            if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM)
+                continue;
+            s->visited++;
+            scan_words(s, (const uintptr_t *)b->addr, b->size / 8, M_IND, b);
+            drain(s, M_IND, b);
+        }
+    }
+    /* 6. collect and reset */
+    for (int i = 0; i < GS_SHARDS; i++) {
+        struct gs_shard *sh = &gs_shards[i];
+        for (uint64_t j = 0; j < sh->cap; j++) {
+            struct gs_block *b = &sh->slots[j];
+            if (!b->addr)
+                continue;
+            int cls = b->mark == M_REACH ? GS_CLASS_REACHABLE
+                    : b->mark == M_POSS  ? GS_CLASS_POSSIBLE
+                    : b->mark == M_IND   ? GS_CLASS_INDIRECT
+                                         : GS_CLASS_DEFINITE;
+            b->mark = M_NONE;
+            s->cls_blocks[cls]++;
+            s->cls_bytes[cls] += b->size;
+            if (cls == GS_CLASS_REACHABLE && !s->with_reachable)
+                continue;
+            if (s->nres < s->res_cap)
+                s->res[s->nres++] = (struct result){b->addr, b->size, b->stack, b->kind,
+                                                    (uint8_t)cls, {0, 0}};
+        }
+    }
+}
+
+static void mark_all(struct scan *s, const struct gs_roots *roots)
+{
+    /* 3. roots, start pointers */
+    scan_words(s, roots->regs, roots->nregs, M_REACH, NULL);
+    for (size_t i = 0; i < roots->n; i++) {
+        scan_range(s, roots->r[i].lo, roots->r[i].hi, M_REACH);
+        drain(s, M_REACH, NULL);
+    }
+    drain(s, M_REACH, NULL);
+    /* 4. interior pointers: device blocks reachable, others possible */
+    for (size_t i = 0; i < s->ninterior; i++) {
+        struct gs_block *b = find_containing(s, s->interior[i]);
+        if (!b || b->mark != M_NONE)
+            continue;
+        int leaf = b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM;
+        push(s, b, leaf ? M_REACH : M_POSS);
+        drain(s, M_POSS, NULL);
+    }
+    if (s->interior_overflow) {
+        /* Too many to remember: rescan the roots following every pointer. */
+        s->ninterior = 0;
+        for (size_t i = 0; i < roots->n; i++) {
+            scan_range(s, roots->r[i].lo, roots->r[i].hi, M_POSS);
+            drain(s, M_POSS, NULL);
+        }
+    }
+    classify(s);
+}
+
+static void free_scan(struct scan *s)
+{
+    gs_pages_free(s->regions, (s->rmask + 1) * sizeof *s->regions);
+    gs_pages_free(s->large, s->large_cap * sizeof *s->large);
+    gs_pages_free(s->stack, s->stack_cap * sizeof *s->stack);
+    gs_pages_free(s->interior, s->interior_cap * sizeof *s->interior);
+}
+
+/* ---- emission (world running) ---- */
+
+static void emit(uint8_t type, const uint64_t *v, int n)
+{
+    gs_spin_lock(&gs_meta.lock);
+    uint8_t *p = gs_stream_reserve(&gs_meta, 16 + (size_t)n * GS_VARINT_MAX);
+    if (p) {
+        uint8_t *b = gs_rec_open(p, type), *e = b;
+        for (int i = 0; i < n; i++)
+            e = gs_put_u(e, v[i]);
+        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+    }
+    gs_spin_unlock(&gs_meta.lock);
+}
+
+struct shared_out {
+    uint64_t done, nres, bytes_scanned, visited, live_blocks, live_bytes, t_marked;
+    uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
+    struct result res[];
+};
+
+/* ---- the scan ---- */
+
+/* Scan state lives in gcspy's bss, not on the stack: the scanning thread's
+ * own frames must hold no copy of a block address (s.lo is one). */
+static struct scan s;
+static struct gs_roots roots;
+
+static int run_scan(int trigger, uintptr_t self_sp)
+{
+    char why[160] = "";
+    uint64_t t_start = gs_now_fine();
+    int fork_mode = gs_opt.scan_mode && !strcmp(gs_opt.scan_mode, "fork");
+    memset(&s, 0, sizeof s);
+    s.with_reachable = trigger == GS_SCAN_TRIG_EXIT && gs_opt.scan_report_reachable;
+    uint64_t id = ++scan_seq;
+
+    uint64_t total = 0;
+    for (int i = 0; i < GS_SHARDS; i++)
+        total += gs_shards[i].count;
+    /* Everything the stopped section needs is allocated before the stop
+     * where its size is known; growth inside uses mmap only. */
+    s.stack_cap = total + 1024;
+    s.stack = gs_pages_alloc(s.stack_cap * sizeof *s.stack);
+    s.interior_cap = 1 << 20;
+    s.interior = gs_pages_alloc(s.interior_cap * sizeof *s.interior);
+    size_t out_bytes = sizeof(struct shared_out) + (total + 4096) * sizeof(struct result);
+    struct shared_out *out = NULL;
+    if (fork_mode) {
+        void *m = mmap(NULL, out_bytes, PROT_READ | PROT_WRITE,
+                       MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        out = m == MAP_FAILED ? NULL : m;
+    } else {
+        out = gs_pages_alloc(out_bytes);
+    }
+    if (!s.stack || !s.interior || !out) {
+        gs_log("scan skipped: out of memory");
+        free_scan(&s);
+        return -1;
+    }
+    s.res = out->res;
+    s.res_cap = total + 4096;
+
+    struct gs_stopped *th;
+    int nth;
+    if (gs_stop_world(&th, &nth, why, sizeof why)) {
+        gs_log("scan skipped: %s", why);
+        free_scan(&s);
+        if (fork_mode)
+            munmap(out, out_bytes);
+        else
+            gs_pages_free(out, out_bytes);
+        return -1;
+    }
+    uint64_t t_stopped = gs_now_fine();
+    int nstopped = 0;
+    for (int i = 0; i < nth; i++)
+        nstopped += atomic_load(&th[i].state) == 1;
+
+    struct gs_range *heap = NULL;
+    size_t nheap = 0, heap_cap = 0;
+    memset(&roots, 0, sizeof roots);
+    uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+    int ok = prepass(&s, &heap, &nheap, &heap_cap) == 0 &&
+             gs_roots_collect(&roots, th, nth, self_sp ? self_sp : here, self_sp != 0, heap,
+                              nheap) == 0;
+    uint64_t t_marked = 0, t_end;
+    pid_t child = -1;
+    if (ok && fork_mode) {
+        child = (pid_t)syscall(SYS_clone, 0 /* no signal at exit */, 0, 0, 0, 0);
+        if (child == 0) {
+            mark_all(&s, &roots);
+            out->nres = s.nres;
+            out->bytes_scanned = s.bytes_scanned;
+            out->visited = s.visited;
+            memcpy(out->cls_blocks, s.cls_blocks, sizeof s.cls_blocks);
+            memcpy(out->cls_bytes, s.cls_bytes, sizeof s.cls_bytes);
+            out->t_marked = gs_now_fine();
+            __atomic_store_n(&out->done, 1, __ATOMIC_RELEASE);
+            syscall(SYS_exit_group, 0);
+        }
+        if (child < 0)
+            ok = 0;
+    } else if (ok) {
+        mark_all(&s, &roots);
+        t_marked = gs_now_fine();
+    }
+    gs_start_world();
+    t_end = gs_now_fine();
+    gs_roots_free(&roots);
+    gs_pages_free(heap, heap_cap * sizeof *heap);
+    if (!ok) {
+        gs_log("scan skipped: out of memory while the world was stopped");
+        free_scan(&s);
+        if (fork_mode)
+            munmap(out, out_bytes);
+        else
+            gs_pages_free(out, out_bytes);
+        return -1;
+    }
+    if (fork_mode) {
+        int st;
+        while (syscall(SYS_wait4, child, &st, __WCLONE, NULL) < 0 && errno == EINTR)
+            ;
+        if (!__atomic_load_n(&out->done, __ATOMIC_ACQUIRE)) {
+            gs_log("scan skipped: the scanning child failed");
+            free_scan(&s);
+            munmap(out, out_bytes);
+            return -1;
+        }
+        s.nres = out->nres;
+        s.bytes_scanned = out->bytes_scanned;
+        s.visited = out->visited;
+        memcpy(s.cls_blocks, out->cls_blocks, sizeof s.cls_blocks);
+        memcpy(s.cls_bytes, out->cls_bytes, sizeof s.cls_bytes);
+        t_marked = out->t_marked;
+    }
+
+    /* The world runs again: write the results. */
+    uint64_t begin[4] = {id, t_start, (uint64_t)trigger, (uint64_t)fork_mode};
+    emit(GS_REC_SCAN_BEGIN, begin, 4);
+    for (size_t i = 0; i < s.nres; i++) {
+        const struct result *r = &s.res[i];
+        uint64_t v[6] = {id, r->addr, r->size, r->stack, r->kind, r->cls};
+        emit(GS_REC_SCAN_BLOCK, v, 6);
+    }
+    uint64_t end[10 + 2 * GS_CLASS__N] = {id, t_start, t_stopped, t_marked, t_end,
+                                          (uint64_t)nstopped, s.bytes_scanned, s.visited,
+                                          s.live_blocks, s.live_bytes};
+    for (int c = 0; c < GS_CLASS__N; c++) {
+        end[10 + 2 * c] = s.cls_blocks[c];
+        end[11 + 2 * c] = s.cls_bytes[c];
+    }
+    emit(GS_REC_SCAN_END, end, 10 + 2 * GS_CLASS__N);
+    free_scan(&s);
+    if (fork_mode)
+        munmap(out, out_bytes);
+    else
+        gs_pages_free(out, out_bytes);
+    last_scan_ns = gs_now_fine();
+    return 0;
+}
+
+int gs_scan(int trigger, uintptr_t self_sp)
+{
+    if (!gs_tracing())
+        return -1;
+    if (trigger == GS_SCAN_TRIG_EXIT) {
+        /* The exit scan waits for a periodic one to finish. */
+        while (atomic_exchange(&scanning, 1))
+            sched_yield();
+    } else if (atomic_exchange(&scanning, 1)) {
+        return -1;
+    }
+    int rc = -1;
+    if (gs_stop_init() == 0)
+        rc = run_scan(trigger, self_sp);
+    else
+        gs_log("scan skipped: no free real-time signal to stop threads with");
+    atomic_store(&scanning, 0);
+    return rc;
+}
+
+/* A program thread that scans is a root from its caller's frame up: the
+ * callee-saved registers are spilled into this frame first (a pointer held
+ * only in a register stays visible), and everything below the stack pointer
+ * taken here (gcspy's own frames) is left out. */
+#define ENTRY_SP(var)                                                         \
+    __builtin_unwind_init();                                                  \
+    uintptr_t var;                                                            \
+    __asm__ volatile("mov %%rsp, %0" : "=r"(var))
+
+static __attribute__((noinline)) void exit_scan(void)
+{
+    ENTRY_SP(sp);
+    gs_scan(GS_SCAN_TRIG_EXIT, sp);
+}
+
+__attribute__((visibility("default"), noinline)) int gcspy_scan(void)
+{
+    if (gs_tls.in_hook || !gs_tracing())
+        return -1;
+    ENTRY_SP(sp);
+    gs_tls.in_hook = 1;
+    int rc = gs_scan(GS_SCAN_TRIG_API, sp);
+    gs_leave();
+    return rc;
+}
+
+/* ---- triggers that run on the writer thread ---- */
+
+static void scan_signal_handler(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    atomic_store(&scan_requested, 1);
+    gs_writer_wake();
+    errno = saved;
+}
+
+void gs_scan_note_bytes(uint64_t n)
+{
+    if (atomic_fetch_add(&bytes_since_scan, n) + n >= gs_opt.scan_bytes &&
+        !atomic_exchange(&scan_requested, 1))
+        gs_writer_wake();
+}
+
+/* Called by the writer between flushes. */
+void gs_scan_tick(void)
+{
+    int due = atomic_exchange(&scan_requested, 0);
+    if (gs_opt.scan_interval_ms &&
+        gs_now_fine() - last_scan_ns >= gs_opt.scan_interval_ms * 1000000ull)
+        due = GS_SCAN_TRIG_PERIODIC + 1;
+    if (!due)
+        return;
+    atomic_store(&bytes_since_scan, 0);
+    gs_scan(due == GS_SCAN_TRIG_PERIODIC + 1 ? GS_SCAN_TRIG_PERIODIC : GS_SCAN_TRIG_SIGNAL, 0);
+}
+
+void gs_scan_atfork_child(void)
+{
+    atomic_store(&scanning, 0);
+    atomic_store(&scan_requested, 0);
+    gs_stop_atfork_child();
+}
+
+int gs_scan_init(void)
+{
+    gs_exit_scan_hook = exit_scan;
+    last_scan_ns = gs_now_fine();
+    if (gs_opt.scan_signal) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = scan_signal_handler;
+        sa.sa_flags = SA_RESTART;
+        if (sigaction((int)gs_opt.scan_signal, &sa, NULL))
+            gs_log("cannot handle signal %d for scans", (int)gs_opt.scan_signal);
+    }
+    return gs_stop_init();
+}
