@@ -222,7 +222,9 @@ CUresult gs_cd_ctx_driver(CUcontext *out)
     if (!c)
         return CUDA_ERROR_INVALID_CONTEXT;
     gs_cd_lock();
-    if (c->primary && c->refs == 0)
+    if (!ctx_valid_locked(c)) /* destroyed by another thread */
+        r = CUDA_ERROR_INVALID_CONTEXT;
+    else if (c->primary && c->refs == 0)
         r = CUDA_ERROR_CONTEXT_IS_DESTROYED;
     gs_cd_unlock();
     if (r == CUDA_SUCCESS)
@@ -245,6 +247,8 @@ CUresult gs_cd_ctx_runtime(CUcontext *out)
         return r;
     CUcontext c = cur;
     gs_cd_lock();
+    if (c && !ctx_valid_locked(c))
+        c = NULL; /* destroyed by another thread: back to the primary */
     if (!c || (c->primary && c->refs == 0)) {
         int dev = c ? c->device : rt_dev;
         rt_retain_locked(dev);

@@ -31,10 +31,13 @@ GS_CD_DRV_PROGS := cuda_async_vmm cuda_oom cuda_driver cuda_api cuda_stress
 GS_CD_CXX_PROGS := cuda_kept_heap
 GS_CD_PROGS := $(addprefix $(GS_CD_PROG)/,$(GS_CD_RT_PROGS) $(GS_CD_DRV_PROGS) $(GS_CD_CXX_PROGS))
 
-TEST_DEPS += $(GS_CD_LIBS) $(GS_CD_PROGS) $(GS_CD_PROG)/cuda_three_reallink
+# The ABI check needs the toolkit's own libcudart to link against.
+GS_CD_REALLINK := $(if $(wildcard $(CUDA_HOME)/lib64/libcudart.so),$(GS_CD_PROG)/cuda_three_reallink)
+
+TEST_DEPS += $(GS_CD_LIBS) $(GS_CD_PROGS) $(GS_CD_REALLINK)
 
 .PHONY: cuda-double
-cuda-double: $(GS_CD_LIBS) $(GS_CD_PROGS) $(GS_CD_PROG)/cuda_three_reallink
+cuda-double: $(GS_CD_LIBS) $(GS_CD_PROGS) $(GS_CD_REALLINK)
 
 $(GS_CD_DRIVER_OBJS) $(GS_CD_RUNTIME_OBJS): $(GS_CD_DIR)/obj/%.o: tests/cuda_double/%.c
 	@mkdir -p $(@D)
@@ -58,21 +61,21 @@ $(GS_CD_DIR)/libcuda.so: $(GS_CD_DIR)/libcuda.so.1
 $(GS_CD_DIR)/libcudart.so: $(GS_CD_DIR)/libcudart.so.13
 	ln -sfn libcudart.so.13 $@
 
-$(addprefix $(GS_CD_PROG)/,$(GS_CD_RT_PROGS)): $(GS_CD_PROG)/%: tests/programs/%.c tests/cuda_double/check.h $(GS_CD_LIBS)
+$(addprefix $(GS_CD_PROG)/,$(GS_CD_RT_PROGS)): $(GS_CD_PROG)/%: tests/programs/%.c tests/cuda_double/cuda_double_check.h $(GS_CD_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(GS_CD_PROG_CFLAGS) -o $@ $< $(GS_CD_PROG_LDFLAGS) -lcudart -ldl -lpthread
 
-$(addprefix $(GS_CD_PROG)/,$(GS_CD_DRV_PROGS)): $(GS_CD_PROG)/%: tests/programs/%.c tests/cuda_double/check.h $(GS_CD_LIBS)
+$(addprefix $(GS_CD_PROG)/,$(GS_CD_DRV_PROGS)): $(GS_CD_PROG)/%: tests/programs/%.c tests/cuda_double/cuda_double_check.h $(GS_CD_LIBS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(GS_CD_PROG_CFLAGS) -o $@ $< $(GS_CD_PROG_LDFLAGS) -lcudart -lcuda -ldl -lpthread
 
-$(addprefix $(GS_CD_PROG)/,$(GS_CD_CXX_PROGS)): $(GS_CD_PROG)/%: tests/programs/%.cpp tests/cuda_double/check.h $(GS_CD_LIBS)
+$(addprefix $(GS_CD_PROG)/,$(GS_CD_CXX_PROGS)): $(GS_CD_PROG)/%: tests/programs/%.cpp tests/cuda_double/cuda_double_check.h $(GS_CD_LIBS)
 	@mkdir -p $(@D)
 	$(CXX) $(GS_CD_CXXFLAGS) $(GS_CD_PROG_CFLAGS) -o $@ $< $(GS_CD_PROG_LDFLAGS) -lcudart -ldl -lpthread
 
 # Linked against the toolkit's libcudart, no RUNPATH: the selftest runs it
 # with LD_LIBRARY_PATH=$(GS_CD_DIR) to load the double in its place.
-$(GS_CD_PROG)/cuda_three_reallink: tests/programs/cuda_three.c tests/cuda_double/check.h
+$(GS_CD_PROG)/cuda_three_reallink: tests/programs/cuda_three.c tests/cuda_double/cuda_double_check.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(GS_CD_PROG_CFLAGS) -o $@ $< -L$(CUDA_HOME)/lib64 -lcudart -ldl -lpthread
 

@@ -11,7 +11,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
-#include "check.h"
+#include "cuda_double_check.h"
 
 static void devices_and_versions(void)
 {

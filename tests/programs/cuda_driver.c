@@ -17,7 +17,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
-#include "check.h"
+#include "cuda_double_check.h"
 
 #define MIB ((size_t)1 << 20)
 

@@ -10,7 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "check.h"
+#include "cuda_double_check.h"
 
 /* Reads one byte at p in a child; returns the child's wait status. */
 static int read_in_child(const void *p)

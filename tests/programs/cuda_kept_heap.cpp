@@ -12,7 +12,7 @@
  * prints "ok". Uses the C++ template overloads of cuda_runtime.h. */
 #include <cuda_runtime.h>
 
-#include "check.h"
+#include "cuda_double_check.h"
 
 struct Holder {
     long tag = 0x600d;

@@ -12,7 +12,7 @@
  * from it works, attributes say "host" and "device"; prints "ok". */
 #include <cuda_runtime_api.h>
 
-#include "check.h"
+#include "cuda_double_check.h"
 
 #define MIB ((size_t)1 << 20)
 

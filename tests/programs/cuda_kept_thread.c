@@ -14,7 +14,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "check.h"
+#include "cuda_double_check.h"
 
 #define SIZE ((size_t)3 << 20)
 

@@ -13,7 +13,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
-#include "check.h"
+#include "cuda_double_check.h"
 
 #define SENTINEL ((void *)0x5e57)
 

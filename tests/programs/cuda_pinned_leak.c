@@ -10,7 +10,7 @@
  * from the device; prints "ok". */
 #include <cuda_runtime_api.h>
 
-#include "check.h"
+#include "cuda_double_check.h"
 
 static __attribute__((noinline)) void leak_pinned(void)
 {

@@ -16,7 +16,7 @@
 #include <cuda.h>
 #include <cuda_runtime_api.h>
 
-#include "check.h"
+#include "cuda_double_check.h"
 
 #define THREADS 4
 #define STEPS 2000

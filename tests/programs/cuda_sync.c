@@ -9,7 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "check.h"
+#include "cuda_double_check.h"
 
 static long long now_us(void)
 {

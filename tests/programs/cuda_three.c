@@ -14,7 +14,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "check.h"
+#include "cuda_double_check.h"
 
 #define MIB ((size_t)1 << 20)
 
