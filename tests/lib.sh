@@ -1,0 +1,338 @@
+# Shared helpers for the integration scripts that run programs under the shim
+# (tests/integration/shim_*.sh). Source it after `cd` to the repository root:
+#
+#   . tests/lib.sh
+#   gs_init NAME               temp dir $GS_T (removed at exit), checks the build
+#   gs_run NAME CMD...         runs CMD under libgcspy.so in a fresh $GS_T/NAME:
+#                              sets GS_DIR, GS_RC; stdout in $GS_DIR/out,
+#                              stderr in $GS_DIR/err; traces in $GS_DIR/*.trace*
+#                              (GCSPY_OUTPUT=$GS_DIR/%e-%p.trace, GCSPY_QUIET=1
+#                              unless the caller's environment sets them;
+#                              GS_TIMEOUT seconds, default 60, then rc 124)
+#   gs_plain NAME CMD...       the same without the shim (for comparisons)
+#   gs_traces                  the trace files in $GS_DIR, one a line, sorted
+#   gs_one_trace               exactly one trace in $GS_DIR: sets GS_TRACE, and
+#                              GS_DUMP (its `gcspy dump` text)
+#   gs_dump FILE               dumps FILE to FILE.txt, fails on a dump error
+#   gs_check DUMP [opts]       the consistency checker (below); prints its summary
+#   gs_py ARGS...              /usr/bin/python3 with the gstrace module importable
+#   fail MSG / gs_done         count a failure / exit 0, or 1 after failures
+#   gs_skip REASON             exit 77 with REASON as the last stdout line
+#
+# The checker (gstrace.py, written into $GS_T at gs_init) replays a dump in
+# file order and checks what every complete trace must satisfy:
+#   - the trace is complete (TRACE_END last) unless --incomplete;
+#   - one PROCESS_START, before any event; PROCESS_EXIT once, before TRACE_END;
+#   - STACK nodes defined once, parent first, before any event naming them;
+#   - each event's thread has a THREAD_START before it (or is 0); a thread
+#     index starts once and exits at most once, after its start;
+#   - every FREE/REALLOC is of an address live at that point; no ALLOC of an
+#     address already live;
+#   - TRACE_END's allocs, frees, bytes_allocated, live_blocks and live_bytes
+#     equal the replay (inherited blocks of a forked child are live but not
+#     counted as allocations).
+# Record order between different addresses is not event order (see
+# trace_format.h); the checks above only rely on what the format promises.
+
+GS_ROOT=$PWD
+GS_LIB=${GS_LIB:-$GS_ROOT/build/libgcspy.so}
+GS_CLI=$GS_ROOT/build/gcspy
+GS_PROGS=$GS_ROOT/build/tests/programs
+GS_PY=/usr/bin/python3
+gs_fails=0
+
+fail() { echo "FAIL: $*"; gs_fails=$((gs_fails + 1)); }
+
+gs_skip() { echo "$*"; exit 77; }
+
+gs_done() {
+  if [ "$gs_fails" -gt 0 ]; then
+    echo "$gs_fails check(s) failed"
+    exit 1
+  fi
+  echo "all checks passed"
+  exit 0
+}
+
+gs_init() {
+  local f
+  for f in "$GS_LIB" "$GS_CLI" "$GS_PY"; do
+    [ -x "$f" ] || [ -f "$f" ] || { echo "$f missing (make test-build)"; exit 1; }
+  done
+  GS_T=$(mktemp -d "/tmp/gcspy-$1.XXXXXX") || exit 2
+  trap 'rm -rf "$GS_T"' EXIT
+  gs_write_py >"$GS_T/gstrace.py"
+}
+
+# Needs the named programs in build/tests/programs.
+gs_need() {
+  local p
+  for p in "$@"; do
+    [ -x "$GS_PROGS/$p" ] || [ -f "$GS_PROGS/$p" ] || { echo "$GS_PROGS/$p missing (make test-build)"; exit 1; }
+  done
+}
+
+gs_run() {
+  local name=$1; shift
+  GS_DIR=$GS_T/$name
+  rm -rf "$GS_DIR"; mkdir -p "$GS_DIR"
+  timeout "${GS_TIMEOUT:-60}" env LD_PRELOAD="$GS_LIB" \
+      GCSPY_OUTPUT="${GCSPY_OUTPUT:-$GS_DIR/%e-%p.trace}" GCSPY_QUIET="${GCSPY_QUIET:-1}" \
+      "$@" >"$GS_DIR/out" 2>"$GS_DIR/err"
+  GS_RC=$?
+  [ "$GS_RC" -eq 124 ] && fail "$name: timed out after ${GS_TIMEOUT:-60}s (deadlock?)"
+  return 0
+}
+
+gs_plain() {
+  local name=$1; shift
+  GS_DIR=$GS_T/$name
+  rm -rf "$GS_DIR"; mkdir -p "$GS_DIR"
+  timeout "${GS_TIMEOUT:-60}" "$@" >"$GS_DIR/out" 2>"$GS_DIR/err"
+  GS_RC=$?
+  return 0
+}
+
+gs_traces() {
+  find "$GS_DIR" -maxdepth 1 -name '*.trace*' ! -name '*.txt' | sort
+}
+
+gs_dump() {
+  "$GS_CLI" dump "$1" >"$1.txt" 2>"$1.dumperr" || fail "gcspy dump $1: $(cat "$1.dumperr")"
+}
+
+gs_one_trace() {
+  local list n
+  list=$(gs_traces)
+  n=$(grep -c . <<<"$list")
+  GS_TRACE= GS_DUMP=
+  if [ "$n" -ne 1 ]; then
+    fail "$(basename "$GS_DIR"): $n trace files, expected 1: $list"
+    return 1
+  fi
+  GS_TRACE=$list
+  gs_dump "$GS_TRACE"
+  GS_DUMP=$GS_TRACE.txt
+}
+
+gs_py() {
+  PYTHONPATH=$GS_T PYTHONDONTWRITEBYTECODE=1 "$GS_PY" "$@"
+}
+
+# gs_check DUMP [--incomplete] : the consistency checker; failures counted.
+gs_check() {
+  local out
+  if out=$(gs_py -m gstrace check "$@" 2>&1); then
+    echo "check $(basename "$1"): $out"
+  else
+    fail "check $(basename "$1"): $out"
+  fi
+}
+
+gs_write_py() {
+  cat <<'PYEOF'
+"""gstrace: parse `gcspy dump` text and check a trace's consistency.
+
+Used as a module by the shim_* integration scripts (from gstrace import *)
+and as `python3 -m gstrace check DUMP [--incomplete]`.
+"""
+import re
+import subprocess
+import sys
+
+_KV = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S*)')
+
+
+def _val(v):
+    if v.startswith('"'):
+        return bytes(v[1:-1], 'latin-1').decode('unicode_escape')
+    if re.fullmatch(r'-?\d+', v):
+        return int(v)
+    if re.fullmatch(r'0x[0-9a-fA-F]+', v):
+        return int(v, 16)
+    return v
+
+
+class Rec(dict):
+    """One dump line: r.type is its name, fields by key (ints parsed)."""
+
+    def __getattr__(self, k):
+        try:
+            return self[k]
+        except KeyError:
+            raise AttributeError(k)
+
+
+class Trace:
+    def __init__(self, path):
+        self.path = path
+        self.recs = []
+        self.end = None
+        with open(path, encoding='latin-1') as f:
+            for line in f:
+                line = line.rstrip('\n')
+                name, _, rest = line.partition(' ')
+                r = Rec((k, _val(v)) for k, v in _KV.findall(rest))
+                r['type'] = name
+                if name == 'module':
+                    r['segs'] = [tuple(int(x, 16) for x in re.match(
+                        r'0x([0-9a-f]+)\+0x([0-9a-f]+)', s).groups()) + (s[-3:],)
+                        for s in str(r.get('segs', '')).split(',') if s]
+                if name == 'end':
+                    self.end = r
+                elif name != 'trace':
+                    self.recs.append(r)
+        self.stacks = {r.id: (r.parent, r.ip) for r in self.of('stack')}
+        self.modules = {r.id: r for r in self.of('module')}
+
+    def of(self, *types):
+        return [r for r in self.recs if r.type in types]
+
+    def one(self, t):
+        rs = self.of(t)
+        if len(rs) != 1:
+            raise AssertionError('%s: %d %s records, expected 1' % (self.path, len(rs), t))
+        return rs[0]
+
+    def frames(self, sid):
+        """ips of stack sid, innermost first."""
+        out = []
+        while sid:
+            parent, ip = self.stacks[sid]
+            out.append(ip)
+            sid = parent
+        return out
+
+    def module_of(self, ip):
+        for m in self.modules.values():
+            for vaddr, memsz, _ in m.segs:
+                if m.base + vaddr <= ip < m.base + vaddr + memsz:
+                    return m
+        return None
+
+    def exe_base(self, path):
+        for m in self.modules.values():
+            if m.path == path:
+                return m.base
+        raise AssertionError('%s: no module record for %s' % (self.path, path))
+
+
+def sym_range(binary, name):
+    """(start, end) of function `name` in binary, as link-time addresses."""
+    out = subprocess.run(['nm', '-S', '--defined-only', binary], capture_output=True,
+                         text=True, check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[3] == name:
+            a = int(f[0], 16)
+            return a, a + int(f[1], 16)
+    raise AssertionError('%s: no symbol %s' % (binary, name))
+
+
+def in_function(tr, binary, name):
+    """Predicate on an ip: inside function `name` of `binary` as loaded."""
+    import os
+    lo, hi = sym_range(binary, name)
+    base = tr.exe_base(os.path.realpath(binary))
+    return lambda ip: base + lo <= ip < base + hi
+
+
+def check(tr, complete=True):
+    """List of consistency errors (empty when consistent) and a summary."""
+    errs = []
+
+    def err(m):
+        if len(errs) < 20:
+            errs.append(m)
+
+    if complete and (tr.end is None or tr.end.get('complete') != 'yes'):
+        err('trace incomplete (no TRACE_END)')
+    defined = set()
+    threads_started, threads_exited = set(), set()
+    live = {}
+    allocs = frees = nbytes = 0
+    seen_proc = seen_exit = seen_end = False
+    for i, r in enumerate(tr.recs):
+        t = r.type
+        if seen_end:
+            err('record %d (%s) after trace_end' % (i, t))
+        if t == 'process':
+            if seen_proc:
+                err('second process record')
+            seen_proc = True
+        elif t == 'stack':
+            if r.id in defined:
+                err('stack node %d defined twice' % r.id)
+            if r.parent and r.parent not in defined:
+                err('stack node %d before its parent %d' % (r.id, r.parent))
+            defined.add(r.id)
+        elif t == 'thread_start':
+            if r.index in threads_started:
+                err('thread %d started twice' % r.index)
+            threads_started.add(r.index)
+        elif t == 'thread_exit':
+            if r.index not in threads_started:
+                err('thread %d exits without a start' % r.index)
+            if r.index in threads_exited:
+                err('thread %d exits twice' % r.index)
+            threads_exited.add(r.index)
+        elif t in ('alloc', 'alloc_ex', 'realloc'):
+            if not seen_proc:
+                err('%s before the process record' % t)
+            if r.stack and r.stack not in defined:
+                err('record %d: stack %d used before its definition' % (i, r.stack))
+            if r.thread and r.thread not in threads_started:
+                err('record %d: thread %d has no thread_start before it' % (i, r.thread))
+            if t == 'realloc':
+                if r.addr not in live:
+                    err('realloc of 0x%x, not live' % r.addr)
+                live[r.addr] = r.size
+                continue
+            if r.addr in live:
+                err('alloc of 0x%x, already live' % r.addr)
+            live[r.addr] = r.size
+            if r.get('fn') != 'inherited':
+                allocs += 1
+                nbytes += r.size
+        elif t in ('free', 'free_ex'):
+            if r.addr not in live:
+                err('free of 0x%x, not live' % r.addr)
+            else:
+                del live[r.addr]
+            frees += 1
+        elif t == 'exit':
+            if seen_exit:
+                err('second exit record')
+            seen_exit = True
+        elif t == 'trace_end':
+            seen_end = True
+            if not seen_exit:
+                err('trace_end without an exit record before it')
+            want = dict(allocs=allocs, frees=frees, bytes_allocated=nbytes,
+                        live_blocks=len(live), live_bytes=sum(live.values()))
+            for k, v in want.items():
+                if r[k] != v:
+                    err('trace_end %s=%d, replay gives %d' % (k, r[k], v))
+    if not seen_proc:
+        err('no process record')
+    summary = 'allocs=%d frees=%d live_blocks=%d live_bytes=%d stacks=%d threads=%d' % (
+        allocs, frees, len(live), sum(live.values()), len(defined), len(threads_started))
+    return errs, summary, live
+
+
+def main(argv):
+    if len(argv) < 2 or argv[0] != 'check':
+        print('usage: python3 -m gstrace check DUMP [--incomplete]', file=sys.stderr)
+        return 2
+    tr = Trace(argv[1])
+    errs, summary, _ = check(tr, complete='--incomplete' not in argv)
+    for e in errs:
+        print(e)
+    print(summary)
+    return 1 if errs else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
+PYEOF
+}
