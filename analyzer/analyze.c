@@ -70,7 +70,6 @@ void gs_analyze_defaults(struct gs_analyze_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->model.cuda_pause_ns = 1000000;       /* 1 ms */
-    o->model.reorder_ns = 1000000000ull;    /* 1 s: ten default flush intervals */
     o->growth.min_points = 5;
     o->growth.min_r2 = 0.8;
     o->growth.min_bytes = 64 * 1024;

@@ -15,10 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-int gs_cps_add(struct gs_cps *c, double x)
+int gs_cps_add(struct gs_cps *c, uint64_t t, double x)
 {
     if (c->n + 2 > c->cap) {
         uint32_t cap = c->cap ? c->cap * 2 : 256;
+        uint64_t *nt = realloc(c->t, cap * sizeof *nt);
+        if (!nt)
+            return -1;
+        c->t = nt;
         double *nx = realloc(c->x, cap * sizeof *nx);
         if (!nx)
             return -1;
@@ -35,6 +39,9 @@ int gs_cps_add(struct gs_cps *c, double x)
             c->px[0] = c->pxx[0] = 0;
         c->cap = cap;
     }
+    if (c->n && t < c->t[c->n - 1])
+        t = c->t[c->n - 1];
+    c->t[c->n] = t;
     c->x[c->n] = x;
     c->px[c->n + 1] = c->px[c->n] + x;
     c->pxx[c->n + 1] = c->pxx[c->n] + x * x;
@@ -44,6 +51,7 @@ int gs_cps_add(struct gs_cps *c, double x)
 
 void gs_cps_free(struct gs_cps *c)
 {
+    free(c->t);
     free(c->x);
     free(c->px);
     free(c->pxx);

@@ -12,13 +12,21 @@
  * and growing with elapsed time so a long trace has a few thousand).
  *
  * Sampling is lazy: a site's value changes only at its own events, so at
- * each event the checkpoints that passed since the site's previous event
- * all saw the previous value, and their contribution to the sums is added in
- * closed form from prefix sums of the checkpoint x values. A site costs
- * nothing at checkpoints where it has no event.
+ * an event of time t the checkpoints at or before t that passed since the
+ * site's previous event all saw the previous value, and their contribution
+ * to the sums is added in closed form from prefix sums of the checkpoint x
+ * values. A site costs nothing at checkpoints where it has no event.
  *
- * What stays true: cp->n only grows; a site's last_cp <= cp->n; the sums of a
- * site cover exactly the checkpoints [first_cp, last_cp).
+ * Checkpoints are placed by time, not by file position: records of
+ * different addresses may be out of time order by a flush interval, and a
+ * checkpoint must see every event before its time whatever the order they
+ * were written in. An event whose time is before a checkpoint that already
+ * exists simply does not account it yet; only a checkpoint read after a
+ * later event of the same site (a marker written late) is seen one event
+ * late, an error bounded by the flush interval.
+ *
+ * What stays true: checkpoint times never decrease (cps->t); a site's
+ * last_cp <= cps->n; the sums of a site cover exactly [first_cp, last_cp).
  */
 #ifndef GCSPY_GROWTH_H
 #define GCSPY_GROWTH_H
@@ -28,8 +36,9 @@
 
 enum { GS_AXIS_STEP = 0, GS_AXIS_TIME = 1, GS_AXIS__N };
 
-/* Checkpoints of one axis: x values and their prefix sums. */
+/* Checkpoints of one axis: times, x values and their prefix sums. */
 struct gs_cps {
+    uint64_t *t;    /* t[k]: time of checkpoint k, non-decreasing */
     double *x;      /* x[k] of checkpoint k */
     double *px;     /* px[k] = x[0] + ... + x[k-1]; px[0] = 0 */
     double *pxx;    /* the same for x^2 */
@@ -52,13 +61,32 @@ struct gs_axis {
     uint32_t started;
 };
 
-int gs_cps_add(struct gs_cps *c, double x);
+/* Appends a checkpoint at time t (raised to the last one's if earlier). */
+int gs_cps_add(struct gs_cps *c, uint64_t t, double x);
 void gs_cps_free(struct gs_cps *c);
 
-/* Accounts checkpoints [ax->last_cp, c->n) at value y. */
-static inline void gs_axis_flush(struct gs_axis *ax, const struct gs_cps *c, double y)
+/* How many checkpoints are at or before time t. */
+static inline uint32_t gs_cps_upto(const struct gs_cps *c, uint64_t t)
 {
-    uint32_t k0 = ax->last_cp, k1 = c->n;
+    uint32_t n = c->n;
+    if (!n || c->t[n - 1] <= t)
+        return n;
+    uint32_t lo = 0, hi = n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (c->t[mid] <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Accounts checkpoints [ax->last_cp, k1) at value y. */
+static inline void gs_axis_flush(struct gs_axis *ax, const struct gs_cps *c, uint32_t k1,
+                                 double y)
+{
+    uint32_t k0 = ax->last_cp;
     if (k1 <= k0)
         return;
     double k = (double)(k1 - k0);

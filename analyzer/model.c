@@ -267,7 +267,7 @@ static int ensure_site_of(struct gs_model *m, uint64_t stack)
     return grow32((void **)&m->site_of, &m->site_of_cap, (size_t)stack + 1, sizeof *m->site_of);
 }
 
-static struct gs_site *site_get(struct gs_model *m, uint32_t stack, int memcat)
+static struct gs_site *site_get(struct gs_model *m, uint32_t stack, int memcat, uint64_t t)
 {
     if (stack >= m->site_of_cap && ensure_site_of(m, stack))
         return NULL;
@@ -280,17 +280,20 @@ static struct gs_site *site_get(struct gs_model *m, uint32_t stack, int memcat)
     memset(st, 0, sizeof *st);
     st->stack = stack;
     st->memcat = (uint8_t)memcat;
+    /* the site starts at its first event: earlier checkpoints are not its */
     for (int a = 0; a < GS_AXIS__N; a++)
-        st->ax[a].last_cp = m->cps[a].n;
+        st->ax[a].last_cp = gs_cps_upto(&m->cps[a], t);
     m->site_of[stack] = m->nsites;
     return st;
 }
 
-static inline void site_change(struct gs_model *m, struct gs_site *s, int64_t delta)
+static inline void site_change(struct gs_model *m, struct gs_site *s, uint64_t t, int64_t delta)
 {
     double y = (double)s->live_bytes;
-    gs_axis_flush(&s->ax[GS_AXIS_STEP], &m->cps[GS_AXIS_STEP], y);
-    gs_axis_flush(&s->ax[GS_AXIS_TIME], &m->cps[GS_AXIS_TIME], y);
+    for (int a = 0; a < GS_AXIS__N; a++) {
+        const struct gs_cps *c = &m->cps[a];
+        gs_axis_flush(&s->ax[a], c, gs_cps_upto(c, t), y);
+    }
     s->live_bytes += delta;
     if (delta > 0) {
         s->live_blocks++;
@@ -304,58 +307,21 @@ static inline void site_change(struct gs_model *m, struct gs_site *s, int64_t de
 
 /* ---- checkpoints ---- */
 
-static int pend_push(struct gs_model *m, int axis, uint64_t t, double x)
-{
-    /* compact the consumed head before growing */
-    if (m->pend_head[axis] && m->npend[axis] == m->pend_cap[axis]) {
-        size_t h = m->pend_head[axis];
-        memmove(m->pend[axis], m->pend[axis] + h, (m->npend[axis] - h) * sizeof *m->pend[axis]);
-        m->npend[axis] -= h;
-        m->pend_head[axis] = 0;
-    }
-    if (grow((void **)&m->pend[axis], &m->pend_cap[axis], m->npend[axis] + 1,
-             sizeof *m->pend[axis]))
-        return -1;
-    /* keep the queue sorted by time: markers may come slightly out of order */
-    size_t i = m->npend[axis];
-    while (i > m->pend_head[axis] && m->pend[axis][i - 1].t > t) {
-        m->pend[axis][i] = m->pend[axis][i - 1];
-        i--;
-    }
-    m->pend[axis][i].t = t;
-    m->pend[axis][i].x = x;
-    m->npend[axis]++;
-    return 0;
-}
-
-/* Commits the pending checkpoints at or before time `upto`. */
-static int pend_commit(struct gs_model *m, uint64_t upto)
-{
-    for (int a = 0; a < GS_AXIS__N; a++) {
-        while (m->pend_head[a] < m->npend[a] && m->pend[a][m->pend_head[a]].t <= upto) {
-            if (gs_cps_add(&m->cps[a], m->pend[a][m->pend_head[a]].x))
-                return -1;
-            m->pend_head[a]++;
-        }
-        if (m->pend_head[a] == m->npend[a])
-            m->pend_head[a] = m->npend[a] = 0;
-    }
-    return 0;
-}
-
+/* Time checkpoints fall on a schedule: 10 ms apart at first, then a
+ * thousandth of the elapsed time, so a run of any length has a few
+ * thousand. Each is placed when the trace's clock first passes it. */
 static inline int advance_time(struct gs_model *m, uint64_t t)
 {
     if (t <= m->t_max)
         return 0;
     m->t_max = t;
-    if (t >= m->next_tick) {
-        if (pend_push(m, GS_AXIS_TIME, t, (double)t / 1e9))
+    while (t >= m->next_tick) {
+        uint64_t at = m->next_tick;
+        if (gs_cps_add(&m->cps[GS_AXIS_TIME], at, (double)at / 1e9))
             return -1;
-        uint64_t gap = t / 1000;
-        m->next_tick = t + (gap > TICK_MIN_NS ? gap : TICK_MIN_NS);
+        uint64_t gap = at / 1000;
+        m->next_tick = at + (gap > TICK_MIN_NS ? gap : TICK_MIN_NS);
     }
-    if (t > m->opts.reorder_ns)
-        return pend_commit(m, t - m->opts.reorder_ns);
     return 0;
 }
 
@@ -383,7 +349,7 @@ static void unaccount(struct gs_model *m, const struct gs_live *e, uint64_t t)
     int mc = gs_memcat_of(e->kind);
     account(m, mc, t, -(int64_t)e->size);
     if (e->stack < m->site_of_cap && m->site_of[e->stack])
-        site_change(m, &m->sites[m->site_of[e->stack] - 1], -(int64_t)e->size);
+        site_change(m, &m->sites[m->site_of[e->stack] - 1], t, -(int64_t)e->size);
 }
 
 static int on_alloc(struct gs_model *m, uint64_t t, uint64_t addr, uint64_t size,
@@ -418,13 +384,17 @@ static int on_alloc(struct gs_model *m, uint64_t t, uint64_t addr, uint64_t size
     e->fn = (uint8_t)(fn < 255 ? fn : 255);
     e->device = (uint8_t)(device < 255 ? device : 255);
     e->dom = (uint8_t)dom;
-    m->allocs++;
-    m->bytes_allocated += size;
+    if (fn != GS_FN_INHERITED) {
+        /* inherited blocks were allocated by the parent: live here, but not
+         * this process's allocations (TRACE_END counts them the same way) */
+        m->allocs++;
+        m->bytes_allocated += size;
+    }
     account(m, mc, t, (int64_t)size);
-    struct gs_site *s = site_get(m, (uint32_t)stack, mc);
+    struct gs_site *s = site_get(m, (uint32_t)stack, mc, t);
     if (!s)
         return -1;
-    site_change(m, s, (int64_t)size);
+    site_change(m, s, t, (int64_t)size);
     return 0;
 }
 
@@ -742,7 +712,7 @@ static int on_marker(struct gs_model *m, const struct gs_record *r)
     if (r->u.marker.kind == GS_MARK_STEP) {
         m->nsteps++;
         if (m->nsteps >= m->next_step_cp) {
-            if (pend_push(m, GS_AXIS_STEP, r->t, (double)m->nsteps))
+            if (gs_cps_add(&m->cps[GS_AXIS_STEP], r->t, (double)m->nsteps))
                 return -1;
             uint64_t gap = m->nsteps / 1000;
             m->next_step_cp = m->nsteps + (gap ? gap : 1);
@@ -844,9 +814,10 @@ static int on_scan_end(struct gs_model *m, const struct gs_record *r)
         return -1;
     m->scans[m->nscans++] = *s;
 
-    uint64_t t0 = s->t_start, t1 = s->mode == 1 ? s->t_stopped : s->t_marked;
-    if (t1 < t0)
-        t1 = s->t_end;
+    /* the program is stopped from t_start (stopping begins) to t_end (the
+     * world restarted); in fork mode the marking after t_end runs in a child
+     * and is no pause */
+    uint64_t t0 = s->t_start, t1 = s->t_end;
     if (add_pause(&m->scan_pauses, t0, t1, GS_PAUSE_SCAN, s->id, s->threads))
         return -1;
 
@@ -870,9 +841,8 @@ int gs_model_init(struct gs_model *m, const struct gs_model_opts *o)
         m->opts = *o;
     else
         m->opts.cuda_pause_ns = 1000000;
-    if (!m->opts.reorder_ns)
-        m->opts.reorder_ns = 1000000000ull;
     m->next_step_cp = 1;
+    m->next_tick = TICK_MIN_NS;
     if (live_init(&m->live, 1u << 12) || gs_series_init(&m->series, GS_CH__N))
         return -1;
     return 0;
@@ -999,12 +969,10 @@ int gs_model_finish(struct gs_model *m)
         m->incomplete_scans++;
         m->in_scan = 0;
     }
-    if (pend_commit(m, UINT64_MAX))
-        return -1;
     for (uint32_t i = 0; i < m->nsites; i++) {
         struct gs_site *s = &m->sites[i];
         for (int a = 0; a < GS_AXIS__N; a++)
-            gs_axis_flush(&s->ax[a], &m->cps[a], (double)s->live_bytes);
+            gs_axis_flush(&s->ax[a], &m->cps[a], m->cps[a].n, (double)s->live_bytes);
     }
     gs_series_extend(&m->series, m->t_max);
     for (uint32_t i = 0; i < m->ndev; i++)
@@ -1040,10 +1008,8 @@ void gs_model_free(struct gs_model *m)
     free(m->last.slot);
     free(m->steps.v);
     free(m->users.v);
-    for (int a = 0; a < GS_AXIS__N; a++) {
+    for (int a = 0; a < GS_AXIS__N; a++)
         gs_cps_free(&m->cps[a]);
-        free(m->pend[a]);
-    }
     gs_series_free(&m->series);
     for (uint32_t i = 0; i < m->ndev; i++)
         gs_series_free(&m->dev[i].series);

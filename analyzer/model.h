@@ -178,7 +178,6 @@ struct gs_site {
 
 struct gs_model_opts {
     uint64_t cuda_pause_ns;     /* a synchronous CUDA call this long is a pause */
-    uint64_t reorder_ns;        /* how far records may be out of time order */
 };
 
 struct gs_model {
@@ -244,12 +243,8 @@ struct gs_model {
     char int_first[GS_LABEL_MAX], int_last[GS_LABEL_MAX];
     uint64_t steps_at_last_scan;
 
-    /* growth checkpoints: a checkpoint is pending until the trace's clock
-     * has passed its time by the reorder window, so that every event before
-     * it in time has been applied whatever the file order (growth.h) */
+    /* growth checkpoints (growth.h) */
     struct gs_cps cps[GS_AXIS__N];
-    struct gs_pending { uint64_t t; double x; } *pend[GS_AXIS__N];
-    size_t npend[GS_AXIS__N], pend_head[GS_AXIS__N], pend_cap[GS_AXIS__N];
     uint64_t next_step_cp;          /* step ordinal of the next step checkpoint */
     uint64_t next_tick;             /* time of the next time checkpoint */
 

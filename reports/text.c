@@ -80,7 +80,7 @@ static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
 {
     struct tstate *st = c->state;
     FILE *f = c->out;
-    char b1[32], b2[32], b3[32], b4[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
     st->cls_open = -1;
     const struct gs_result *r = it->r;
     fputc('\n', f);
@@ -121,7 +121,7 @@ static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
             gs_fmt_bytes(b1, r->peak_total), gs_fmt_bytes(b2, r->peak_bytes[GS_MC_HOST]),
             gs_fmt_bytes(b3, r->peak_bytes[GS_MC_PINNED]),
             gs_fmt_bytes(b4, r->peak_bytes[GS_MC_MANAGED]),
-            gs_fmt_bytes(b4, r->peak_bytes[GS_MC_DEVICE]));
+            gs_fmt_bytes(b5, r->peak_bytes[GS_MC_DEVICE]));
     if (r->rss_peak)
         fprintf(f, "; peak RSS %s", gs_fmt_bytes(b1, r->rss_peak));
     fputc('\n', f);
@@ -250,14 +250,14 @@ static void print_growth(struct gs_report_ctx *c, const struct gs_result *r)
 static void print_frag(struct gs_report_ctx *c, const struct gs_result *r)
 {
     FILE *f = c->out;
-    char b1[32], b2[32], b3[32], b4[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
     fprintf(f, "\n   FRAGMENTATION\n");
     if (r->have_host_samples)
         fprintf(f, "     glibc arena (last of %" PRIu64 " samples): %s, in use %s, free %s, "
                    "top pad %s; peak arena %s\n", r->samples,
                 gs_fmt_bytes(b1, r->mi_arena), gs_fmt_bytes(b2, r->mi_inuse),
                 gs_fmt_bytes(b3, r->mi_free), gs_fmt_bytes(b4, r->mi_toppad),
-                gs_fmt_bytes(b1, r->mi_peak_arena));
+                gs_fmt_bytes(b5, r->mi_peak_arena));
     else
         fprintf(f, "     no malloc samples in the trace\n");
     const struct gs_heapfrag *h = &r->heap;
@@ -274,7 +274,7 @@ static void print_frag(struct gs_report_ctx *c, const struct gs_result *r)
                    "largest free %s of %s, ratio %.2f (worst %.2f); peak reserved %s\n",
                 s->device, gs_fmt_bytes(b1, s->reserved), gs_fmt_bytes(b2, s->in_use),
                 s->segments, gs_fmt_bytes(b3, s->largest_free), gs_fmt_bytes(b4, fr), ratio,
-                s->worst_ratio, gs_fmt_bytes(b1, s->peak_reserved));
+                s->worst_ratio, gs_fmt_bytes(b5, s->peak_reserved));
     }
 }
 
@@ -282,17 +282,17 @@ static void print_pauses(struct gs_report_ctx *c, const struct gs_result *r)
 {
     FILE *f = c->out;
     const struct gs_pause_stats *p = &r->pauses;
-    char b1[32], b2[32], b3[32], b4[32], b5[32];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
     fprintf(f, "\n   PAUSES (from %s)\n", p->sources ? p->sources : "PAUSE records");
     if (!p->count) {
         fprintf(f, "   none recorded\n");
         return;
     }
-    pct(b5, p->share);
-    fprintf(f, "     %" PRIu64 " pauses, %s in all, %s of %s; p50 %s, p90 %s, p99 %s, max %s\n",
-            p->count, gs_fmt_ns(b1, p->union_ns), b5, gs_fmt_ns(b2, p->wall_ns),
-            gs_fmt_ns(b3, p->pct_ns[0]), gs_fmt_ns(b4, p->pct_ns[1]), gs_fmt_ns(b5, p->pct_ns[2]),
-            gs_fmt_ns(b1, p->pct_ns[3]));
+    pct(b6, p->share);
+    fprintf(f, "     %" PRIu64 " pause%s, %s in all, %s of %s; p50 %s, p90 %s, p99 %s, max %s\n",
+            p->count, p->count == 1 ? "" : "s", gs_fmt_ns(b1, p->union_ns), b6,
+            gs_fmt_ns(b2, p->wall_ns), gs_fmt_ns(b3, p->pct_ns[0]), gs_fmt_ns(b4, p->pct_ns[1]),
+            gs_fmt_ns(b5, p->pct_ns[2]), gs_fmt_ns(b7, p->pct_ns[3]));
     fprintf(f, "     by kind:");
     static const char *const kinds[3] = { "scan", "cuda-sync", "python-gc" };
     for (int k = 0; k < 3; k++)
@@ -338,8 +338,9 @@ static int t_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
                 fprintf(f, "   ... %u more %s stack%s (--max-groups)\n", total[k] - shown[k],
                         gs_class_name(k), total[k] - shown[k] == 1 ? "" : "s");
             else
-                fprintf(f, "   %s: %s in %" PRIu64 " blocks from %u stacks (listed with --show-reachable)\n",
-                        gs_class_name(k), gs_fmt_bytes(b, by), bl, total[k]);
+                fprintf(f, "   %s: %s in %" PRIu64 " block%s from %u stack%s (listed with "
+                           "--show-reachable)\n", gs_class_name(k), gs_fmt_bytes(b, by), bl,
+                        bl == 1 ? "" : "s", total[k], total[k] == 1 ? "" : "s");
         }
     }
     fprintf(f, "\n   SUMMARY (bytes/blocks)\n");
