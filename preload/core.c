@@ -143,6 +143,12 @@ struct gs_thread *gs_thread_get(void)
 
 void gs_on_alloc(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, unsigned fn)
 {
+    gs_on_alloc_ex(addr, size, stack, kind, fn, 0, 0, 0);
+}
+
+void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, unsigned fn,
+                    unsigned device, uint64_t stream, uint64_t dur_ns)
+{
     struct gs_thread *th = gs_tls.th;
     struct gs_shard *sh = gs_shard_of(addr);
     struct gs_block b = {addr, size, stack, (uint8_t)kind, (uint8_t)fn, 0, 0};
@@ -160,7 +166,8 @@ void gs_on_alloc(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, un
         if (GS_LIKELY(kind == GS_MEM_HOST && fn == GS_FN_MALLOC))
             p = gs_rec_alloc(p, st, t, ti, addr, size, stack);
         else
-            p = gs_rec_alloc_ex(p, st, t, ti, addr, size, stack, kind, fn, 0, 0, 0);
+            p = gs_rec_alloc_ex(p, st, t, ti, addr, size, stack, kind, fn, device, stream,
+                                dur_ns);
         gs_stream_commit(&sh->s, p);
     }
     gs_spin_unlock(&sh->s.lock);
@@ -549,6 +556,35 @@ static void fork_child(void)
         emit_inherited();
     }
     gs_tls.in_hook = 0;
+}
+
+/* ---- other records ---- */
+
+static void emit_meta(uint8_t type, const uint64_t *v, int n)
+{
+    gs_spin_lock(&gs_meta.lock);
+    uint8_t *p = gs_stream_reserve(&gs_meta, 16 + (size_t)n * GS_VARINT_MAX);
+    if (p) {
+        uint8_t *b = gs_rec_open(p, type), *e = b;
+        for (int i = 0; i < n; i++)
+            e = gs_put_u(e, v[i]);
+        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+    }
+    gs_spin_unlock(&gs_meta.lock);
+}
+
+void gs_record_pause(uint64_t t0, uint64_t t1, unsigned kind, uint64_t a, uint64_t b)
+{
+    struct gs_thread *th = gs_tls.th;
+    uint64_t v[6] = {t0, t1, kind, th ? th->index : 0, a, b};
+    emit_meta(GS_REC_PAUSE, v, 6);
+}
+
+void gs_record_device_sample(unsigned device, unsigned kind, uint64_t reserved, uint64_t in_use,
+                             uint64_t segments, uint64_t largest_free)
+{
+    uint64_t v[7] = {gs_now_fine(), device, kind, reserved, in_use, segments, largest_free};
+    emit_meta(GS_REC_DEVICE_SAMPLE, v, 7);
 }
 
 /* ---- public API that lives in the core ---- */

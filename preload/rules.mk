@@ -2,10 +2,16 @@
 # the interposed functions, for unit tests that drive it with fake pointers).
 # Frame pointers are kept: the fp unwinder starts from the hook's own frame.
 
-PRELOAD_SRC   := $(filter-out preload/hooks.c,$(wildcard preload/*.c))
+PRELOAD_SRC   := $(filter-out preload/hooks.c preload/cuda_hooks.c,$(wildcard preload/*.c))
 PRELOAD_OBJ   := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o)
 HOOKS_OBJ     := $(BUILD)/obj/preload/hooks.o
-PRELOAD_CFLAGS := $(ALL_CFLAGS) -fPIC -fno-omit-frame-pointer -fvisibility=hidden \
+# The CUDA hooks need the toolkit's headers (not its libraries: the real
+# functions are found at run time); without a toolkit they are left out.
+ifeq ($(HAVE_CUDA),1)
+HOOKS_OBJ     += $(BUILD)/obj/preload/cuda_hooks.o
+$(BUILD)/obj/preload/cuda_hooks.o: PRELOAD_CFLAGS += -isystem $(CUDA_HOME)/include
+endif
+PRELOAD_CFLAGS := $(ALL_CFLAGS) -flto=auto -fPIC -fno-omit-frame-pointer -fvisibility=hidden \
                   -ftls-model=initial-exec -Ipreload
 PRELOAD_LIBS  := -lzstd -lunwind -lpthread -ldl
 
@@ -16,7 +22,7 @@ $(BUILD)/obj/preload/%.o: preload/%.c
 	$(CC) $(PRELOAD_CFLAGS) -c $< -o $@
 
 $(BUILD)/libgcspy.so: $(PRELOAD_OBJ) $(HOOKS_OBJ)
-	$(CC) -shared -o $@ $^ -Wl,-soname,libgcspy.so -Wl,--no-undefined $(PRELOAD_LIBS)
+	$(CC) -shared -O2 -flto=auto -fno-omit-frame-pointer -o $@ $^ -Wl,-soname,libgcspy.so -Wl,--no-undefined $(PRELOAD_LIBS)
 
 $(BUILD)/libgcspy_core.a: $(PRELOAD_OBJ)
 	@rm -f $@

@@ -279,6 +279,12 @@ int gs_core_early_init(char **envp); /* first hook call or constructor */
 int gs_core_start(void);             /* constructor: file, writer, atexit, atfork */
 void gs_core_exit(int status);       /* final scan, summary, close */
 void gs_on_alloc(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, unsigned fn);
+void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, unsigned fn,
+                    unsigned device, uint64_t stream, uint64_t dur_ns);
+/* PAUSE and DEVICE_SAMPLE records (times from gs_now_fine). */
+void gs_record_pause(uint64_t t0, uint64_t t1, unsigned kind, uint64_t a, uint64_t b);
+void gs_record_device_sample(unsigned device, unsigned kind, uint64_t reserved, uint64_t in_use,
+                             uint64_t segments, uint64_t largest_free);
 /* Returns 1 when addr was a tracked block (a FREE was recorded). */
 int gs_on_free(uint64_t addr);
 /* realloc: lock the old block's shard before the real realloc, so no other

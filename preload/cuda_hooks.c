@@ -1,0 +1,385 @@
+/*
+ * The CUDA allocation hooks: runtime (cuda*) and driver (cu*) entry points
+ * that allocate or free device, pinned, managed or VMM memory.
+ *
+ * All are optional: the real function is looked up with dlsym(RTLD_NEXT) at
+ * the first call, so a program without CUDA never calls into this file, and
+ * nothing here runs at load time. (A program that probes for CUDA with
+ * dlsym(RTLD_DEFAULT, "cudaMalloc") finds these wrappers; without a CUDA
+ * library behind them they return cudaErrorInsufficientDriver /
+ * CUDA_ERROR_NOT_INITIALIZED, what a machine without a driver returns.)
+ *
+ * Only calls that succeed make events. An allocation is recorded after the
+ * real call returns, with its duration; a free is recorded before the real
+ * call (so no other thread can record a new block at that address first, as
+ * for free() in core.c), and its duration goes into a PAUSE record when the
+ * call took long enough to count as a device synchronisation.
+ *
+ * Calls made while the thread is already inside a hook (the runtime calling
+ * the driver, CUPTI's callbacks) pass through: one call, one event.
+ * Virtual memory management: mapped ranges (cuMemMap) are blocks of kind VMM;
+ * reserved address space, mapped bytes and live physical handles are written
+ * as DEVICE_SAMPLE records (kind VMM) at every change.
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <string.h>
+
+#include "shim.h"
+
+#define GS_EXPORT __attribute__((visibility("default")))
+#define GS_SYNC_PAUSE_NS 50000ull /* calls longer than 50 µs are pauses */
+
+#define GS_CUDA_HOOK(name) static __typeof__(name) *real_##name;
+#include "cuda_hooks.def"
+#undef GS_CUDA_HOOK
+
+static __typeof__(cudaGetDevice) *real_cudaGetDevice;
+static __typeof__(cuCtxGetDevice) *real_cuCtxGetDevice;
+
+static void *lookup(const char *name)
+{
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1; /* dlsym may allocate */
+    void *p = dlsym(RTLD_NEXT, name);
+    gs_restore(saved);
+    return p;
+}
+
+/* The name is expanded before it is stringized: cuda.h maps cuMemAlloc to
+ * cuMemAlloc_v2, and the versioned name is the one the library exports. */
+#define GS_STR(x) #x
+#define GS_XSTR(x) GS_STR(x)
+#define RESOLVE(name, fail)                                                   \
+    do {                                                                      \
+        if (GS_UNLIKELY(!real_##name)) {                                      \
+            real_##name = (__typeof__(real_##name))lookup(GS_XSTR(name));     \
+            if (!real_##name)                                                 \
+                return fail;                                                  \
+        }                                                                     \
+    } while (0)
+
+static inline int active(void)
+{
+    return gs_tracing() && gs_opt.cuda && !gs_tls.in_hook;
+}
+
+static unsigned runtime_device(void)
+{
+    int d = 0;
+    if (!real_cudaGetDevice)
+        real_cudaGetDevice = (__typeof__(real_cudaGetDevice))lookup("cudaGetDevice");
+    if (real_cudaGetDevice && real_cudaGetDevice(&d) != cudaSuccess)
+        d = 0;
+    return (unsigned)d;
+}
+
+static unsigned driver_device(void)
+{
+    CUdevice d = 0;
+    if (!real_cuCtxGetDevice)
+        real_cuCtxGetDevice = (__typeof__(real_cuCtxGetDevice))lookup("cuCtxGetDevice");
+    if (real_cuCtxGetDevice && real_cuCtxGetDevice(&d) != CUDA_SUCCESS)
+        d = 0;
+    return (unsigned)d;
+}
+
+static void pause_if_long(uint64_t t0, uint64_t t1, unsigned device)
+{
+    if (t1 - t0 >= GS_SYNC_PAUSE_NS)
+        gs_record_pause(t0, t1, GS_PAUSE_CUDA_SYNC, device, 0);
+}
+
+/* Called with in_hook set, after a successful allocation. */
+static void record_alloc(void *frame, uint64_t addr, uint64_t size, unsigned kind, unsigned fn,
+                         unsigned device, uint64_t stream, uint64_t t0)
+{
+    uint64_t t1 = gs_now_fine();
+    int e = errno;
+    if (!gs_tls.th && !gs_tls.exited)
+        gs_thread_get();
+    uintptr_t ips[GS_MAX_DEPTH];
+    int n = gs_stack_capture(frame, ips, (int)gs_opt.depth);
+    uint32_t stack = gs_stack_intern(ips, n);
+    gs_on_alloc_ex(addr, size, stack, kind, fn, device, stream, t1 - t0);
+    pause_if_long(t0, t1, device);
+    errno = e;
+}
+
+/* ---- runtime API ---- */
+
+#define RT_ALLOC(call, ptr, size, kind, fn, stream)                           \
+    if (!active())                                                            \
+        return call;                                                          \
+    gs_tls.in_hook = 1;                                                       \
+    uint64_t t0 = gs_now_fine();                                              \
+    cudaError_t rc = call;                                                    \
+    if (rc == cudaSuccess && (ptr))                                           \
+        record_alloc(__builtin_frame_address(0), (uint64_t)(uintptr_t)(ptr),  \
+                     size, kind, fn, runtime_device(), (uint64_t)(uintptr_t)(stream), t0); \
+    gs_leave();                                                               \
+    return rc;
+
+GS_EXPORT cudaError_t cudaMalloc(void **p, size_t n)
+{
+    RESOLVE(cudaMalloc, cudaErrorInsufficientDriver);
+    RT_ALLOC(real_cudaMalloc(p, n), *p, n, GS_MEM_DEVICE, GS_FN_CUDA_RUNTIME, 0)
+}
+
+GS_EXPORT cudaError_t cudaMallocHost(void **p, size_t n)
+{
+    RESOLVE(cudaMallocHost, cudaErrorInsufficientDriver);
+    RT_ALLOC(real_cudaMallocHost(p, n), *p, n, GS_MEM_PINNED, GS_FN_CUDA_RUNTIME, 0)
+}
+
+GS_EXPORT cudaError_t cudaHostAlloc(void **p, size_t n, unsigned int flags)
+{
+    RESOLVE(cudaHostAlloc, cudaErrorInsufficientDriver);
+    RT_ALLOC(real_cudaHostAlloc(p, n, flags), *p, n, GS_MEM_PINNED, GS_FN_CUDA_RUNTIME, 0)
+}
+
+GS_EXPORT cudaError_t cudaMallocManaged(void **p, size_t n, unsigned int flags)
+{
+    RESOLVE(cudaMallocManaged, cudaErrorInsufficientDriver);
+    RT_ALLOC(real_cudaMallocManaged(p, n, flags), *p, n, GS_MEM_MANAGED, GS_FN_CUDA_RUNTIME, 0)
+}
+
+GS_EXPORT cudaError_t cudaMallocPitch(void **p, size_t *pitch, size_t width, size_t height)
+{
+    RESOLVE(cudaMallocPitch, cudaErrorInsufficientDriver);
+    RT_ALLOC(real_cudaMallocPitch(p, pitch, width, height), *p, *pitch * height, GS_MEM_DEVICE,
+             GS_FN_CUDA_RUNTIME, 0)
+}
+
+GS_EXPORT cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pp, struct cudaExtent e)
+{
+    RESOLVE(cudaMalloc3D, cudaErrorInsufficientDriver);
+    RT_ALLOC(real_cudaMalloc3D(pp, e), pp->ptr, pp->pitch * e.height * e.depth, GS_MEM_DEVICE,
+             GS_FN_CUDA_RUNTIME, 0)
+}
+
+GS_EXPORT cudaError_t cudaMallocAsync(void **p, size_t n, cudaStream_t s)
+{
+    RESOLVE(cudaMallocAsync, cudaErrorInsufficientDriver);
+    RT_ALLOC(real_cudaMallocAsync(p, n, s), *p, n, GS_MEM_DEVICE, GS_FN_CUDA_ASYNC, s)
+}
+
+GS_EXPORT cudaError_t cudaMallocFromPoolAsync(void **p, size_t n, cudaMemPool_t pool, cudaStream_t s)
+{
+    RESOLVE(cudaMallocFromPoolAsync, cudaErrorInsufficientDriver);
+    RT_ALLOC(real_cudaMallocFromPoolAsync(p, n, pool, s), *p, n, GS_MEM_DEVICE, GS_FN_CUDA_ASYNC, s)
+}
+
+/* Frees: the FREE is recorded first; the real call's duration afterwards. */
+#define FREE_HOOK(call, ptr, errt, ok, device)                                \
+    if (!active() || !(ptr))                                                  \
+        return call;                                                          \
+    gs_tls.in_hook = 1;                                                       \
+    int e = errno;                                                            \
+    gs_on_free((uint64_t)(uintptr_t)(ptr));                                   \
+    errno = e;                                                                \
+    uint64_t t0 = gs_now_fine();                                              \
+    errt rc = call;                                                           \
+    if (rc == ok)                                                             \
+        pause_if_long(t0, gs_now_fine(), device);                             \
+    gs_leave();                                                               \
+    return rc;
+
+GS_EXPORT cudaError_t cudaFree(void *p)
+{
+    RESOLVE(cudaFree, cudaErrorInsufficientDriver);
+    FREE_HOOK(real_cudaFree(p), p, cudaError_t, cudaSuccess, runtime_device())
+}
+
+GS_EXPORT cudaError_t cudaFreeHost(void *p)
+{
+    RESOLVE(cudaFreeHost, cudaErrorInsufficientDriver);
+    FREE_HOOK(real_cudaFreeHost(p), p, cudaError_t, cudaSuccess, runtime_device())
+}
+
+GS_EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
+{
+    RESOLVE(cudaFreeAsync, cudaErrorInsufficientDriver);
+    FREE_HOOK(real_cudaFreeAsync(p, s), p, cudaError_t, cudaSuccess, runtime_device())
+}
+
+/* ---- driver API ---- */
+
+#define DRV_ALLOC(call, ptr, size, kind, fn, stream)                          \
+    if (!active())                                                            \
+        return call;                                                          \
+    gs_tls.in_hook = 1;                                                       \
+    uint64_t t0 = gs_now_fine();                                              \
+    CUresult rc = call;                                                       \
+    if (rc == CUDA_SUCCESS && (ptr))                                          \
+        record_alloc(__builtin_frame_address(0), (uint64_t)(uintptr_t)(ptr),  \
+                     size, kind, fn, driver_device(), (uint64_t)(uintptr_t)(stream), t0); \
+    gs_leave();                                                               \
+    return rc;
+
+GS_EXPORT CUresult cuMemAlloc(CUdeviceptr *p, size_t n)
+{
+    RESOLVE(cuMemAlloc, CUDA_ERROR_NOT_INITIALIZED);
+    DRV_ALLOC(real_cuMemAlloc(p, n), *p, n, GS_MEM_DEVICE, GS_FN_CUDA_DRIVER, 0)
+}
+
+GS_EXPORT CUresult cuMemAllocPitch(CUdeviceptr *p, size_t *pitch, size_t w, size_t h, unsigned int es)
+{
+    RESOLVE(cuMemAllocPitch, CUDA_ERROR_NOT_INITIALIZED);
+    DRV_ALLOC(real_cuMemAllocPitch(p, pitch, w, h, es), *p, *pitch * h, GS_MEM_DEVICE,
+              GS_FN_CUDA_DRIVER, 0)
+}
+
+GS_EXPORT CUresult cuMemAllocHost(void **p, size_t n)
+{
+    RESOLVE(cuMemAllocHost, CUDA_ERROR_NOT_INITIALIZED);
+    DRV_ALLOC(real_cuMemAllocHost(p, n), *p, n, GS_MEM_PINNED, GS_FN_CUDA_DRIVER, 0)
+}
+
+GS_EXPORT CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
+{
+    RESOLVE(cuMemHostAlloc, CUDA_ERROR_NOT_INITIALIZED);
+    DRV_ALLOC(real_cuMemHostAlloc(p, n, flags), *p, n, GS_MEM_PINNED, GS_FN_CUDA_DRIVER, 0)
+}
+
+GS_EXPORT CUresult cuMemAllocManaged(CUdeviceptr *p, size_t n, unsigned int flags)
+{
+    RESOLVE(cuMemAllocManaged, CUDA_ERROR_NOT_INITIALIZED);
+    DRV_ALLOC(real_cuMemAllocManaged(p, n, flags), *p, n, GS_MEM_MANAGED, GS_FN_CUDA_DRIVER, 0)
+}
+
+GS_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
+{
+    RESOLVE(cuMemAllocAsync, CUDA_ERROR_NOT_INITIALIZED);
+    DRV_ALLOC(real_cuMemAllocAsync(p, n, s), *p, n, GS_MEM_DEVICE, GS_FN_CUDA_ASYNC, s)
+}
+
+GS_EXPORT CUresult cuMemFree(CUdeviceptr p)
+{
+    RESOLVE(cuMemFree, CUDA_ERROR_NOT_INITIALIZED);
+    FREE_HOOK(real_cuMemFree(p), p, CUresult, CUDA_SUCCESS, driver_device())
+}
+
+GS_EXPORT CUresult cuMemFreeHost(void *p)
+{
+    RESOLVE(cuMemFreeHost, CUDA_ERROR_NOT_INITIALIZED);
+    FREE_HOOK(real_cuMemFreeHost(p), p, CUresult, CUDA_SUCCESS, driver_device())
+}
+
+GS_EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
+{
+    RESOLVE(cuMemFreeAsync, CUDA_ERROR_NOT_INITIALIZED);
+    FREE_HOOK(real_cuMemFreeAsync(p, s), p, CUresult, CUDA_SUCCESS, driver_device())
+}
+
+/* ---- virtual memory management ---- */
+
+static atomic_uint_fast64_t vmm_reserved, vmm_mapped, vmm_handles;
+
+static void vmm_sample(void)
+{
+    gs_record_device_sample(driver_device(), GS_MEM_VMM, atomic_load(&vmm_reserved),
+                            atomic_load(&vmm_mapped), atomic_load(&vmm_handles), 0);
+}
+
+GS_EXPORT CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr,
+                                       unsigned long long flags)
+{
+    RESOLVE(cuMemAddressReserve, CUDA_ERROR_NOT_INITIALIZED);
+    if (!active())
+        return real_cuMemAddressReserve(p, size, align, addr, flags);
+    gs_tls.in_hook = 1;
+    CUresult rc = real_cuMemAddressReserve(p, size, align, addr, flags);
+    if (rc == CUDA_SUCCESS) {
+        atomic_fetch_add(&vmm_reserved, size);
+        vmm_sample();
+    }
+    gs_leave();
+    return rc;
+}
+
+GS_EXPORT CUresult cuMemAddressFree(CUdeviceptr p, size_t size)
+{
+    RESOLVE(cuMemAddressFree, CUDA_ERROR_NOT_INITIALIZED);
+    if (!active())
+        return real_cuMemAddressFree(p, size);
+    gs_tls.in_hook = 1;
+    CUresult rc = real_cuMemAddressFree(p, size);
+    if (rc == CUDA_SUCCESS) {
+        atomic_fetch_sub(&vmm_reserved, size);
+        vmm_sample();
+    }
+    gs_leave();
+    return rc;
+}
+
+GS_EXPORT CUresult cuMemCreate(CUmemGenericAllocationHandle *h, size_t size,
+                               const CUmemAllocationProp *prop, unsigned long long flags)
+{
+    RESOLVE(cuMemCreate, CUDA_ERROR_NOT_INITIALIZED);
+    if (!active())
+        return real_cuMemCreate(h, size, prop, flags);
+    gs_tls.in_hook = 1;
+    CUresult rc = real_cuMemCreate(h, size, prop, flags);
+    if (rc == CUDA_SUCCESS) {
+        atomic_fetch_add(&vmm_handles, 1);
+        vmm_sample();
+    }
+    gs_leave();
+    return rc;
+}
+
+GS_EXPORT CUresult cuMemRelease(CUmemGenericAllocationHandle h)
+{
+    RESOLVE(cuMemRelease, CUDA_ERROR_NOT_INITIALIZED);
+    if (!active())
+        return real_cuMemRelease(h);
+    gs_tls.in_hook = 1;
+    CUresult rc = real_cuMemRelease(h);
+    if (rc == CUDA_SUCCESS) {
+        atomic_fetch_sub(&vmm_handles, 1);
+        vmm_sample();
+    }
+    gs_leave();
+    return rc;
+}
+
+GS_EXPORT CUresult cuMemMap(CUdeviceptr p, size_t size, size_t offset,
+                            CUmemGenericAllocationHandle h, unsigned long long flags)
+{
+    RESOLVE(cuMemMap, CUDA_ERROR_NOT_INITIALIZED);
+    if (!active())
+        return real_cuMemMap(p, size, offset, h, flags);
+    gs_tls.in_hook = 1;
+    uint64_t t0 = gs_now_fine();
+    CUresult rc = real_cuMemMap(p, size, offset, h, flags);
+    if (rc == CUDA_SUCCESS) {
+        record_alloc(__builtin_frame_address(0), p, size, GS_MEM_VMM, GS_FN_CUDA_DRIVER,
+                     driver_device(), 0, t0);
+        atomic_fetch_add(&vmm_mapped, size);
+        vmm_sample();
+    }
+    gs_leave();
+    return rc;
+}
+
+GS_EXPORT CUresult cuMemUnmap(CUdeviceptr p, size_t size)
+{
+    RESOLVE(cuMemUnmap, CUDA_ERROR_NOT_INITIALIZED);
+    if (!active())
+        return real_cuMemUnmap(p, size);
+    gs_tls.in_hook = 1;
+    int e = errno;
+    int was = gs_on_free(p);
+    errno = e;
+    CUresult rc = real_cuMemUnmap(p, size);
+    if (rc == CUDA_SUCCESS && was) {
+        atomic_fetch_sub(&vmm_mapped, size);
+        vmm_sample();
+    }
+    gs_leave();
+    return rc;
+}
