@@ -19,8 +19,9 @@
  *
  * Handles (contexts, streams, pools) are validated against registries under
  * gs_cd_lock before use, so a stale or made-up handle is an error code, not
- * a crash. */
+ * a crash. The objects behind them come from gs_cd_obj_new, not malloc. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,10 +134,29 @@ static int read_config(void)
     return 0;
 }
 
+/* A child of fork cannot use its parent's device, as with real CUDA (the
+ * runtime answers cudaErrorInitializationError there): after fork, a
+ * process whose parent had initialised the double finds it unusable. A
+ * child of a parent that never did starts afresh, with its own shadow. */
+static void atfork_child(void)
+{
+    if (__atomic_load_n(&inited, __ATOMIC_ACQUIRE)) {
+        __atomic_store_n(&inited, 0, __ATOMIC_RELEASE);
+        gs_cd_cfg.status = CUDA_ERROR_NOT_INITIALIZED;
+    } else {
+        gs_cd_devmem_atfork_child();
+    }
+}
+
 __attribute__((constructor)) static void gs_cd_load(void)
 {
     if (read_config())
         return;
+    if (pthread_atfork(NULL, NULL, atfork_child) != 0) {
+        fprintf(stderr, "gcspy cuda double: pthread_atfork failed\n");
+        gs_cd_cfg.status = CUDA_ERROR_OUT_OF_MEMORY;
+        return;
+    }
     for (int d = 0; d < GS_CD_MAX_DEVICES; d++) {
         primaries[d].device = d;
         primaries[d].primary = 1;
@@ -284,7 +304,7 @@ CUresult gs_cd_ctx_create(int dev, CUcontext *out)
     CUresult r = gs_cd_check_device(dev);
     if (r != CUDA_SUCCESS)
         return r;
-    CUcontext c = calloc(1, sizeof *c);
+    CUcontext c = gs_cd_obj_new(sizeof *c);
     if (!c)
         return CUDA_ERROR_OUT_OF_MEMORY;
     c->device = dev;
@@ -292,7 +312,7 @@ CUresult gs_cd_ctx_create(int dev, CUcontext *out)
     int bad = reg_add_locked(&ctxs, c);
     gs_cd_unlock();
     if (bad) {
-        free(c);
+        gs_cd_obj_free(c, sizeof *c);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     cur = c;
@@ -313,7 +333,7 @@ CUresult gs_cd_ctx_destroy(CUcontext ctx)
     gs_cd_free_ctx(ctx, 0);
     if (cur == ctx)
         cur = NULL;
-    free(ctx);
+    gs_cd_obj_free(ctx, sizeof *ctx);
     return CUDA_SUCCESS;
 }
 
@@ -388,7 +408,7 @@ CUresult gs_cd_rt_device_reset(void)
 
 CUresult gs_cd_stream_create(int dev, unsigned flags, CUstream *out)
 {
-    CUstream s = calloc(1, sizeof *s);
+    CUstream s = gs_cd_obj_new(sizeof *s);
     if (!s)
         return CUDA_ERROR_OUT_OF_MEMORY;
     s->device = dev;
@@ -397,7 +417,7 @@ CUresult gs_cd_stream_create(int dev, unsigned flags, CUstream *out)
     int bad = reg_add_locked(&streams, s);
     gs_cd_unlock();
     if (bad) {
-        free(s);
+        gs_cd_obj_free(s, sizeof *s);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *out = s;
@@ -411,7 +431,7 @@ CUresult gs_cd_stream_destroy(CUstream s)
     gs_cd_unlock();
     if (!ok)
         return CUDA_ERROR_INVALID_HANDLE;
-    free(s);
+    gs_cd_obj_free(s, sizeof *s);
     return CUDA_SUCCESS;
 }
 
@@ -442,7 +462,7 @@ CUresult gs_cd_pool_create(int dev, CUmemoryPool *out)
     CUresult r = gs_cd_check_device(dev);
     if (r != CUDA_SUCCESS)
         return r;
-    CUmemoryPool p = calloc(1, sizeof *p);
+    CUmemoryPool p = gs_cd_obj_new(sizeof *p);
     if (!p)
         return CUDA_ERROR_OUT_OF_MEMORY;
     p->device = dev;
@@ -450,7 +470,7 @@ CUresult gs_cd_pool_create(int dev, CUmemoryPool *out)
     int bad = reg_add_locked(&pools, p);
     gs_cd_unlock();
     if (bad) {
-        free(p);
+        gs_cd_obj_free(p, sizeof *p);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     *out = p;
@@ -468,7 +488,7 @@ CUresult gs_cd_pool_destroy(CUmemoryPool pool)
     if (!ok)
         return CUDA_ERROR_INVALID_VALUE;
     if (free_now)
-        free(pool);
+        gs_cd_obj_free(pool, sizeof *pool);
     return CUDA_SUCCESS;
 }
 
@@ -486,5 +506,5 @@ void gs_cd_pool_release_locked(CUmemoryPool pool)
 {
     pool->outstanding--;
     if (pool->destroyed && pool->outstanding == 0)
-        free(pool);
+        gs_cd_obj_free(pool, sizeof *pool);
 }

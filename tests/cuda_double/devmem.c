@@ -4,31 +4,32 @@
  * the host faults on a device pointer exactly as it does on a real GPU, and
  * no host allocation can ever land inside it. The bytes "on the device" live
  * in a second range of the same size, the shadow: device address dev_base+o
- * is backed by shadow_base+o. Shadow pages are made readable when a block is
- * allocated over them and given back (MADV_DONTNEED) when it is freed, so the
- * double costs memory only for what a program copies in. The shadow is never
- * reachable from a device address; only the double's copies touch it.
+ * is backed by shadow_base+o. Shadow pages are made accessible when a block
+ * is allocated over them and given back (MADV_REMOVE) when it is freed, so
+ * the double costs memory only for what a program writes to the device. The
+ * shadow is a shared mapping: a leak scanner that takes private writable
+ * mappings as roots (as LSan and gcspy do) skips it, as it would skip real
+ * device memory, which the host cannot read; and after fork a child that
+ * never used CUDA gets a shadow of its own (gs_cd_devmem_atfork_child).
  *
  * Device virtual addresses are handed out first-fit from a sorted list of
- * free extents, 256-byte aligned (VMM reservations 2 MiB aligned). Every
- * allocation the double makes - device, pinned, managed, VMM reservation -
- * is one entry in a table sorted by address, so any address (interior ones
- * included) resolves to its block by binary search.
+ * free extents, 256-byte aligned (VMM reservations 2 MiB aligned); the
+ * range's first granule is never handed out, so the `dev_base` variable
+ * never points into a block. Every allocation the double makes - device,
+ * pinned, managed, VMM reservation - is one entry in a table sorted by
+ * address, so any address (interior ones included) resolves to its block
+ * by binary search. The tables hold their numbers hidden (gs_cd_hide) and
+ * live in anonymous mmap memory grown by gs_cd_grow, outside the malloc
+ * heap.
  *
  * Pinned and managed memory are ordinary host memory: one private anonymous
  * mmap each, outside the device range.
- *
- * The tables that hold user addresses (blocks here, mappings in vmm.c) live
- * in anonymous mmap memory grown with mremap (gs_cd_grow), never in malloc
- * blocks: a leak scanner that follows pointers through heap blocks must not
- * find a leaked buffer "reachable" through the double's own bookkeeping.
  *
  * Lock order: gs_cd_lock only; no function here calls out while holding it
  * except mmap/mprotect/madvise. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -41,9 +42,15 @@
 #define PR_SET_VMA_ANON_NAME 0
 #endif
 
-struct extent {
-    uintptr_t start; /* offset from dev_base */
-    size_t len;
+struct extent { /* free device VA: offsets from dev_base */
+    gs_cd_num start, len;
+};
+
+struct stored_block { /* struct gs_cd_block as the table keeps it */
+    gs_cd_num addr, size, acct;
+    int kind, device;
+    CUcontext ctx;
+    CUmemoryPool pool;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,19 +59,22 @@ static char *shadow_base;
 static size_t range_size;
 static size_t page_size;
 
-static struct extent *ext; /* free device VA, sorted, coalesced */
+static struct extent *ext; /* sorted, coalesced */
 static size_t n_ext, cap_ext;
-static struct gs_cd_block *blk; /* every live allocation, sorted by addr */
+static struct stored_block *blk; /* every live allocation, sorted by addr */
 static size_t n_blk, cap_blk;
 static size_t used[GS_CD_MAX_DEVICES]; /* bytes charged per device */
 
 void gs_cd_lock(void) { pthread_mutex_lock(&lock); }
 void gs_cd_unlock(void) { pthread_mutex_unlock(&lock); }
 
+static uintptr_t round_up(uintptr_t v, size_t a) { return (v + a - 1) / a * a; }
+static uintptr_t round_down(uintptr_t v, size_t a) { return v / a * a; }
+
 int gs_cd_grow(void **arr, size_t *cap, size_t elem)
 {
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-    size_t old_bytes = (*cap * elem + pg - 1) / pg * pg;
+    size_t old_bytes = round_up(*cap * elem, pg);
     size_t new_bytes = old_bytes ? 2 * old_bytes : pg;
     void *p = *arr ? mremap(*arr, old_bytes, new_bytes, MREMAP_MAYMOVE)
                    : mmap(NULL, new_bytes, PROT_READ | PROT_WRITE,
@@ -76,12 +86,26 @@ int gs_cd_grow(void **arr, size_t *cap, size_t elem)
     return 0;
 }
 
+void *gs_cd_obj_new(size_t size)
+{
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void gs_cd_obj_free(void *p, size_t size) { munmap(p, size); }
+
 static void name_range(void *p, size_t len, const char *name)
 {
     /* Only for people reading /proc/PID/maps; kernels without
      * CONFIG_ANON_VMA_NAME refuse and nothing changes. */
     (void)prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)p, len,
                 (unsigned long)name);
+}
+
+static void *map_shadow(void *at, size_t len)
+{
+    return mmap(at, len, PROT_NONE,
+                MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE | (at ? MAP_FIXED : 0), -1, 0);
 }
 
 int gs_cd_devmem_init(size_t range_bytes)
@@ -94,27 +118,33 @@ int gs_cd_devmem_init(size_t range_bytes)
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (d == MAP_FAILED)
         return errno;
-    void *s = mmap(NULL, range_bytes, PROT_NONE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    void *s = map_shadow(NULL, range_bytes);
     if (s == MAP_FAILED) {
         int e = errno;
         munmap(d, range_bytes);
         return e;
     }
     name_range(d, range_bytes, "gcspy-cuda-double-device");
-    name_range(s, range_bytes, "gcspy-cuda-double-shadow");
     if (gs_cd_grow((void **)&ext, &cap_ext, sizeof *ext)) {
         munmap(d, range_bytes);
         munmap(s, range_bytes);
         return ENOMEM;
     }
     n_ext = 1;
-    ext[0].start = 0;
-    ext[0].len = range_bytes;
+    ext[0].start = gs_cd_hide(GS_CD_GRANULARITY);
+    ext[0].len = gs_cd_hide(range_bytes - GS_CD_GRANULARITY);
     dev_base = (uintptr_t)d;
     shadow_base = s;
     range_size = range_bytes;
     return 0;
+}
+
+void gs_cd_devmem_atfork_child(void)
+{
+    /* Nothing is allocated yet (the caller checked): give the child its own
+     * shadow instead of the one it shares with its parent. */
+    if (range_size)
+        (void)map_shadow(shadow_base, range_size);
 }
 
 int gs_cd_in_device_range(uintptr_t p)
@@ -124,9 +154,6 @@ int gs_cd_in_device_range(uintptr_t p)
 
 char *gs_cd_shadow(uintptr_t p) { return shadow_base + (p - dev_base); }
 
-static uintptr_t round_up(uintptr_t v, size_t a) { return (v + a - 1) / a * a; }
-static uintptr_t round_down(uintptr_t v, size_t a) { return v / a * a; }
-
 /* ---- free extents of the device range ---- */
 
 static int ext_insert_at(size_t i, uintptr_t start, size_t len)
@@ -134,8 +161,8 @@ static int ext_insert_at(size_t i, uintptr_t start, size_t len)
     if (n_ext == cap_ext && gs_cd_grow((void **)&ext, &cap_ext, sizeof *ext))
         return -1;
     memmove(&ext[i + 1], &ext[i], (n_ext - i) * sizeof *ext);
-    ext[i].start = start;
-    ext[i].len = len;
+    ext[i].start = gs_cd_hide(start);
+    ext[i].len = gs_cd_hide(len);
     n_ext++;
     return 0;
 }
@@ -149,17 +176,18 @@ static void ext_remove_at(size_t i)
 /* Takes [s, s+len) (offsets) out of extent i, which holds it. */
 static int ext_carve(size_t i, uintptr_t s, size_t len)
 {
-    uintptr_t e_start = ext[i].start, e_end = ext[i].start + ext[i].len;
+    uintptr_t e_start = gs_cd_show(ext[i].start);
+    uintptr_t e_end = e_start + gs_cd_show(ext[i].len);
     size_t before = s - e_start, after = e_end - (s + len);
     if (before && after) {
         if (ext_insert_at(i + 1, s + len, after))
             return -1;
-        ext[i].len = before;
+        ext[i].len = gs_cd_hide(before);
     } else if (before) {
-        ext[i].len = before;
+        ext[i].len = gs_cd_hide(before);
     } else if (after) {
-        ext[i].start = s + len;
-        ext[i].len = after;
+        ext[i].start = gs_cd_hide(s + len);
+        ext[i].len = gs_cd_hide(after);
     } else {
         ext_remove_at(i);
     }
@@ -171,17 +199,22 @@ static int va_alloc(size_t size, size_t align, uintptr_t want, uintptr_t *out)
 {
     if (want && gs_cd_in_device_range(want) && want % align == 0) {
         uintptr_t w = want - dev_base;
-        for (size_t i = 0; i < n_ext && ext[i].start <= w; i++)
-            if (w - ext[i].start <= ext[i].len && size <= ext[i].len - (w - ext[i].start)) {
+        for (size_t i = 0; i < n_ext && gs_cd_show(ext[i].start) <= w; i++) {
+            uintptr_t st = gs_cd_show(ext[i].start);
+            size_t len = gs_cd_show(ext[i].len);
+            if (w - st <= len && size <= len - (w - st)) {
                 if (ext_carve(i, w, size))
                     return -1;
                 *out = want;
                 return 0;
             }
+        }
     }
     for (size_t i = 0; i < n_ext; i++) {
-        uintptr_t s = round_up(dev_base + ext[i].start, align) - dev_base;
-        if (s - ext[i].start > ext[i].len || size > ext[i].len - (s - ext[i].start))
+        uintptr_t st = gs_cd_show(ext[i].start);
+        size_t len = gs_cd_show(ext[i].len);
+        uintptr_t s = round_up(dev_base + st, align) - dev_base;
+        if (s - st > len || size > len - (s - st))
             continue;
         if (ext_carve(i, s, size))
             return -1;
@@ -192,34 +225,33 @@ static int va_alloc(size_t size, size_t align, uintptr_t want, uintptr_t *out)
 }
 
 /* Returns [addr, addr+size) to the free extents, merging neighbours. Cannot
- * fail when it merges; when it must insert and realloc fails, the range is
- * lost to later allocations (a leak of VA, never a wrong answer). */
+ * fail when it merges; when it must insert and the table cannot grow, the
+ * range is lost to later allocations (a leak of VA, never a wrong answer). */
 static void va_free(uintptr_t addr, size_t size)
 {
     uintptr_t s = addr - dev_base;
     size_t lo = 0, hi = n_ext;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (ext[mid].start < s)
+        if (gs_cd_show(ext[mid].start) < s)
             lo = mid + 1;
         else
             hi = mid;
     }
-    int prev = lo > 0 && ext[lo - 1].start + ext[lo - 1].len == s;
-    int next = lo < n_ext && s + size == ext[lo].start;
+    int prev = lo > 0 && gs_cd_show(ext[lo - 1].start) + gs_cd_show(ext[lo - 1].len) == s;
+    int next = lo < n_ext && s + size == gs_cd_show(ext[lo].start);
     if (prev && next) {
-        ext[lo - 1].len += size + ext[lo].len;
+        ext[lo - 1].len = gs_cd_hide(gs_cd_show(ext[lo - 1].len) + size + gs_cd_show(ext[lo].len));
         ext_remove_at(lo);
     } else if (prev) {
-        ext[lo - 1].len += size;
+        ext[lo - 1].len = gs_cd_hide(gs_cd_show(ext[lo - 1].len) + size);
     } else if (next) {
-        ext[lo].start = s;
-        ext[lo].len += size;
+        ext[lo].start = gs_cd_hide(s);
+        ext[lo].len = gs_cd_hide(gs_cd_show(ext[lo].len) + size);
     } else {
         (void)ext_insert_at(lo, s, size);
     }
 }
-
 
 /* ---- the block table ---- */
 
@@ -228,7 +260,7 @@ static size_t blk_lower(uintptr_t p) /* first block with addr >= p */
     size_t lo = 0, hi = n_blk;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (blk[mid].addr < p)
+        if (gs_cd_show(blk[mid].addr) < p)
             lo = mid + 1;
         else
             hi = mid;
@@ -236,13 +268,32 @@ static size_t blk_lower(uintptr_t p) /* first block with addr >= p */
     return lo;
 }
 
-struct gs_cd_block *gs_cd_block_find_locked(uintptr_t p)
+static struct stored_block *blk_find(uintptr_t p) /* the block holding p */
 {
     size_t i = blk_lower(p + 1); /* first block starting after p */
     if (i == 0)
         return NULL;
-    struct gs_cd_block *b = &blk[i - 1];
-    return p - b->addr < b->size ? b : NULL;
+    struct stored_block *b = &blk[i - 1];
+    return p - gs_cd_show(b->addr) < gs_cd_show(b->size) ? b : NULL;
+}
+
+static void blk_show(const struct stored_block *s, struct gs_cd_block *b)
+{
+    b->addr = gs_cd_show(s->addr);
+    b->size = gs_cd_show(s->size);
+    b->acct = gs_cd_show(s->acct);
+    b->kind = s->kind;
+    b->device = s->device;
+    b->ctx = s->ctx;
+    b->pool = s->pool;
+}
+
+int gs_cd_block_get_locked(uintptr_t p, struct gs_cd_block *out)
+{
+    struct stored_block *s = blk_find(p);
+    if (s)
+        blk_show(s, out);
+    return s != NULL;
 }
 
 static int blk_insert(const struct gs_cd_block *b)
@@ -251,12 +302,14 @@ static int blk_insert(const struct gs_cd_block *b)
         return -1;
     size_t i = blk_lower(b->addr);
     memmove(&blk[i + 1], &blk[i], (n_blk - i) * sizeof *blk);
-    blk[i] = *b;
+    blk[i] = (struct stored_block){.addr = gs_cd_hide(b->addr), .size = gs_cd_hide(b->size),
+                                   .acct = gs_cd_hide(b->acct), .kind = b->kind,
+                                   .device = b->device, .ctx = b->ctx, .pool = b->pool};
     n_blk++;
     return 0;
 }
 
-static void blk_remove(struct gs_cd_block *b)
+static void blk_remove(struct stored_block *b)
 {
     size_t i = (size_t)(b - blk);
     memmove(&blk[i], &blk[i + 1], (n_blk - i - 1) * sizeof *blk);
@@ -287,18 +340,13 @@ static CUresult alloc_device_locked(struct gs_cd_block *b)
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     /* Pages at either end may be shared with neighbours; making them
-     * writable again is harmless. */
+     * accessible again is harmless. */
     char *s0 = (char *)round_down((uintptr_t)gs_cd_shadow(a), page_size);
     char *s1 = (char *)round_up((uintptr_t)gs_cd_shadow(a + rounded), page_size);
-    if (mprotect(s0, (size_t)(s1 - s0), PROT_READ | PROT_WRITE) != 0) {
-        va_free(a, rounded);
-        gs_cd_uncharge_locked(b->device, rounded);
-        return CUDA_ERROR_OUT_OF_MEMORY;
-    }
     b->addr = a;
     b->size = rounded;
     b->acct = rounded;
-    if (blk_insert(b)) {
+    if (mprotect(s0, (size_t)(s1 - s0), PROT_READ | PROT_WRITE) != 0 || blk_insert(b)) {
         va_free(a, rounded);
         gs_cd_uncharge_locked(b->device, rounded);
         return CUDA_ERROR_OUT_OF_MEMORY;
@@ -343,27 +391,31 @@ CUresult gs_cd_alloc(int kind, size_t size, int device, CUcontext ctx,
     return CUDA_SUCCESS;
 }
 
-/* Releases what block b holds and drops it from the table. Pinned and
- * managed memory is unmapped after the lock is dropped (the caller's job:
- * unmap_addr and unmap_len are set). */
-static void release_locked(struct gs_cd_block *b, uintptr_t *unmap_addr, size_t *unmap_len)
+/* Releases what block s holds and drops it from the table. Pinned and
+ * managed memory is unmapped after the lock is dropped, by the caller,
+ * from what this leaves in unmap_addr and unmap_len. */
+static void release_locked(struct stored_block *s, uintptr_t *unmap_addr, size_t *unmap_len)
 {
+    struct gs_cd_block b;
+    blk_show(s, &b);
     *unmap_addr = 0;
     *unmap_len = 0;
-    if (b->kind == GS_CD_K_DEVICE) {
-        uintptr_t p0 = round_up((uintptr_t)gs_cd_shadow(b->addr), page_size);
-        uintptr_t p1 = round_down((uintptr_t)gs_cd_shadow(b->addr + b->size), page_size);
+    if (b.kind == GS_CD_K_DEVICE) {
+        /* Whole shadow pages of the block only: the end pages may hold a
+         * neighbour's bytes. */
+        uintptr_t p0 = round_up((uintptr_t)gs_cd_shadow(b.addr), page_size);
+        uintptr_t p1 = round_down((uintptr_t)gs_cd_shadow(b.addr + b.size), page_size);
         if (p1 > p0)
-            (void)madvise((void *)p0, p1 - p0, MADV_DONTNEED);
-        va_free(b->addr, b->size);
-        gs_cd_uncharge_locked(b->device, b->acct);
-        if (b->pool)
-            gs_cd_pool_release_locked(b->pool);
+            (void)madvise((void *)p0, p1 - p0, MADV_REMOVE);
+        va_free(b.addr, b.size);
+        gs_cd_uncharge_locked(b.device, b.acct);
+        if (b.pool)
+            gs_cd_pool_release_locked(b.pool);
     } else {
-        *unmap_addr = b->addr;
-        *unmap_len = round_up(b->size, page_size);
+        *unmap_addr = b.addr;
+        *unmap_len = round_up(b.size, page_size);
     }
-    blk_remove(b);
+    blk_remove(s);
 }
 
 CUresult gs_cd_free(unsigned kinds, uintptr_t p)
@@ -371,12 +423,12 @@ CUresult gs_cd_free(unsigned kinds, uintptr_t p)
     uintptr_t ua;
     size_t ul;
     gs_cd_lock();
-    struct gs_cd_block *b = gs_cd_block_find_locked(p);
-    if (!b || b->addr != p || !(kinds & (1u << b->kind))) {
+    struct stored_block *s = blk_find(p);
+    if (!s || gs_cd_show(s->addr) != p || !(kinds & (1u << s->kind))) {
         gs_cd_unlock();
         return CUDA_ERROR_INVALID_VALUE;
     }
-    release_locked(b, &ua, &ul);
+    release_locked(s, &ua, &ul);
     gs_cd_unlock();
     if (ul)
         munmap((void *)ua, ul);
@@ -391,10 +443,10 @@ void gs_cd_free_ctx(CUcontext ctx, int keep_pool_blocks)
         int found = 0;
         gs_cd_lock();
         for (size_t i = 0; i < n_blk; i++) {
-            struct gs_cd_block *b = &blk[i];
-            if (b->ctx != ctx || (keep_pool_blocks && b->pool))
+            struct stored_block *s = &blk[i];
+            if (s->ctx != ctx || (keep_pool_blocks && s->pool))
                 continue;
-            release_locked(b, &ua, &ul);
+            release_locked(s, &ua, &ul);
             found = 1;
             break;
         }
@@ -425,10 +477,13 @@ CUresult gs_cd_reserve(size_t size, size_t align, uintptr_t want, uintptr_t *out
     return r;
 }
 
-void gs_cd_reserve_remove_locked(struct gs_cd_block *b)
+void gs_cd_reserve_remove_locked(uintptr_t addr)
 {
-    va_free(b->addr, b->size);
-    blk_remove(b);
+    struct stored_block *s = blk_find(addr);
+    if (!s || s->kind != GS_CD_K_RESERVE)
+        return;
+    va_free(gs_cd_show(s->addr), gs_cd_show(s->size));
+    blk_remove(s);
 }
 
 CUresult gs_cd_resolve(uintptr_t p, size_t n, int access, void **host, int *kind)
@@ -436,13 +491,14 @@ CUresult gs_cd_resolve(uintptr_t p, size_t n, int access, void **host, int *kind
     if (n && p + n < p)
         return CUDA_ERROR_INVALID_VALUE;
     CUresult r = CUDA_SUCCESS;
+    struct gs_cd_block b;
     gs_cd_lock();
-    struct gs_cd_block *b = gs_cd_block_find_locked(p);
+    int found = gs_cd_block_get_locked(p, &b);
     if (gs_cd_in_device_range(p)) {
-        if (!b) {
+        if (!found) {
             r = CUDA_ERROR_INVALID_VALUE;
-        } else if (b->kind == GS_CD_K_DEVICE) {
-            if (n > b->size - (p - b->addr))
+        } else if (b.kind == GS_CD_K_DEVICE) {
+            if (n > b.size - (p - b.addr))
                 r = CUDA_ERROR_INVALID_VALUE;
             *kind = GS_CD_K_DEVICE;
         } else {
@@ -451,10 +507,10 @@ CUresult gs_cd_resolve(uintptr_t p, size_t n, int access, void **host, int *kind
         }
         if (r == CUDA_SUCCESS)
             *host = gs_cd_shadow(p);
-    } else if (b) {
-        if (n > b->size - (p - b->addr))
+    } else if (found) {
+        if (n > b.size - (p - b.addr))
             r = CUDA_ERROR_INVALID_VALUE;
-        *kind = b->kind;
+        *kind = b.kind;
         *host = (void *)p;
     } else {
         *kind = GS_CD_K_HOST;
@@ -510,9 +566,10 @@ CUresult gs_cd_attr(uintptr_t p, struct gs_cd_attr *a)
     a->device = -1;
     a->base = 0;
     a->size = 0;
+    struct gs_cd_block b;
     gs_cd_lock();
-    struct gs_cd_block *b = gs_cd_block_find_locked(p);
-    if (b && b->kind == GS_CD_K_RESERVE) {
+    int found = gs_cd_block_get_locked(p, &b);
+    if (found && b.kind == GS_CD_K_RESERVE) {
         uintptr_t base;
         size_t size;
         int dev;
@@ -522,11 +579,11 @@ CUresult gs_cd_attr(uintptr_t p, struct gs_cd_attr *a)
             a->base = base;
             a->size = size;
         }
-    } else if (b) {
-        a->kind = b->kind;
-        a->device = b->device;
-        a->base = b->addr;
-        a->size = b->size;
+    } else if (found) {
+        a->kind = b.kind;
+        a->device = b.device;
+        a->base = b.addr;
+        a->size = b.size;
     }
     gs_cd_unlock();
     return CUDA_SUCCESS;

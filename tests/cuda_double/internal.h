@@ -43,7 +43,21 @@ struct CUmemPoolHandle_st {
     size_t outstanding;   /* live allocations made from this pool */
 };
 
-/* One allocation or reservation, in the block table (devmem.c). */
+/* Numbers the double keeps in its tables (addresses, offsets, sizes) are
+ * stored with bits 48-63 set: a leak scanner that reads the tables (they
+ * are private writable memory, which LSan-style scanners take as roots)
+ * sees no plausible pointer, so a leaked buffer is not "reachable" through
+ * the double's bookkeeping. All such values are below 2^48, so the stored
+ * form sorts as the value does. */
+typedef struct {
+    uint64_t enc;
+} gs_cd_num;
+#define GS_CD_HIDE_BITS 0x5a5a000000000000ull
+static inline gs_cd_num gs_cd_hide(uint64_t v) { return (gs_cd_num){v ^ GS_CD_HIDE_BITS}; }
+static inline uint64_t gs_cd_show(gs_cd_num n) { return n.enc ^ GS_CD_HIDE_BITS; }
+
+/* One allocation or reservation, as the block table describes it
+ * (devmem.c; the table itself stores it hidden). */
 struct gs_cd_block {
     uintptr_t addr;
     size_t size;    /* requested bytes (pinned, managed) or rounded bytes */
@@ -89,9 +103,15 @@ void gs_cd_sync_pause(void);
 
 /* devmem.c: the reserved device range, its shadow and the block table. */
 int gs_cd_grow(void **arr, size_t *cap, size_t elem); /* mmap-backed array; 0 or -1 */
+/* The double's own objects (contexts, streams, pools, VMM handles): zeroed
+ * anonymous pages, not malloc blocks, so a malloc tracer never sees the
+ * double's bookkeeping as the program's allocations or leaks. */
+void *gs_cd_obj_new(size_t size);
+void gs_cd_obj_free(void *p, size_t size);
 void gs_cd_lock(void);
 void gs_cd_unlock(void);
 int gs_cd_devmem_init(size_t range_bytes); /* 0, or an errno value */
+void gs_cd_devmem_atfork_child(void);      /* only while nothing is allocated */
 int gs_cd_in_device_range(uintptr_t p);
 char *gs_cd_shadow(uintptr_t p);           /* host address of a device byte */
 CUresult gs_cd_alloc(int kind, size_t size, int device, CUcontext ctx,
@@ -106,8 +126,9 @@ CUresult gs_cd_mem_info(int dev, size_t *free_bytes, size_t *total);
 CUresult gs_cd_charge_locked(int dev, size_t bytes);
 void gs_cd_uncharge_locked(int dev, size_t bytes);
 CUresult gs_cd_reserve(size_t size, size_t align, uintptr_t want, uintptr_t *out);
-struct gs_cd_block *gs_cd_block_find_locked(uintptr_t p); /* the block holding p */
-void gs_cd_reserve_remove_locked(struct gs_cd_block *b);
+/* The block holding p, copied to *out; 0 when there is none. */
+int gs_cd_block_get_locked(uintptr_t p, struct gs_cd_block *out);
+void gs_cd_reserve_remove_locked(uintptr_t addr); /* a reservation's start */
 
 /* vmm.c */
 /* Whether [p, p+n) is mapped throughout with `access` (GS_CD_READ/WRITE

@@ -18,7 +18,6 @@
  * All state is under gs_cd_lock; mmap and close are called with it held
  * (they do not call back into the double). */
 #define _GNU_SOURCE
-#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -26,22 +25,21 @@
 #include "internal.h"
 
 struct handle {
-    size_t size;
+    gs_cd_num size;
     int fd;
     int device;
     int released;  /* cuMemRelease was called: no longer a valid handle */
     size_t maps;   /* live mappings of it */
 };
 
-struct mapping {
-    uintptr_t addr;
-    size_t size;
+struct mapping { /* numbers hidden, as in devmem.c's tables */
+    gs_cd_num addr, size, offset;
     struct handle *h;
-    size_t offset;
     int access; /* CU_MEM_ACCESS_FLAGS_PROT_* */
 };
 
-/* Both tables are grown with gs_cd_grow (outside the malloc heap). */
+/* Both tables are grown with gs_cd_grow, handles made with gs_cd_obj_new:
+ * nothing here is in the malloc heap. */
 static struct handle **handles; /* valid (unreleased) handles */
 static size_t n_handles, cap_handles;
 static struct mapping *maps; /* sorted by addr, never overlapping */
@@ -58,16 +56,20 @@ static struct handle *handle_find_locked(CUmemGenericAllocationHandle hv)
 static void handle_destroy_locked(struct handle *h)
 {
     close(h->fd);
-    gs_cd_uncharge_locked(h->device, h->size);
-    free(h);
+    gs_cd_uncharge_locked(h->device, gs_cd_show(h->size));
+    gs_cd_obj_free(h, sizeof *h);
 }
+
+static uintptr_t m_addr(const struct mapping *m) { return gs_cd_show(m->addr); }
+static size_t m_size(const struct mapping *m) { return gs_cd_show(m->size); }
+static uintptr_t m_end(const struct mapping *m) { return m_addr(m) + m_size(m); }
 
 static size_t map_lower(uintptr_t p) /* first mapping with addr >= p */
 {
     size_t lo = 0, hi = n_maps;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (maps[mid].addr < p)
+        if (m_addr(&maps[mid]) < p)
             lo = mid + 1;
         else
             hi = mid;
@@ -81,7 +83,7 @@ static struct mapping *map_find_locked(uintptr_t p)
     if (i == 0)
         return NULL;
     struct mapping *m = &maps[i - 1];
-    return p - m->addr < m->size ? m : NULL;
+    return p - m_addr(m) < m_size(m) ? m : NULL;
 }
 
 static int access_ok(int have, int access)
@@ -104,12 +106,12 @@ CUresult gs_cd_vmm_covered_locked(uintptr_t p, size_t n, int access,
         struct mapping *m = map_find_locked(cur);
         if (!m || !access_ok(m->access, access))
             return CUDA_ERROR_INVALID_VALUE;
-        cur = m->addr + m->size;
+        cur = m_end(m);
     }
     if (base)
-        *base = first->addr;
+        *base = m_addr(first);
     if (size)
-        *size = first->size;
+        *size = m_size(first);
     if (device)
         *device = first->h->device;
     return CUDA_SUCCESS;
@@ -122,8 +124,8 @@ static void unmap_at_locked(size_t i)
     /* Replacing the memfd pages with fresh PROT_NONE pages cannot fail for
      * lack of memory (nothing is committed); if it did, the stale mapping
      * would only stay readable through the shadow, which nothing reaches. */
-    (void)mmap(gs_cd_shadow(m->addr), m->size, PROT_NONE,
-               MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+    (void)mmap(gs_cd_shadow(m_addr(m)), m_size(m), PROT_NONE,
+               MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
     struct handle *h = m->h;
     h->maps--;
     if (h->released && h->maps == 0)
@@ -178,15 +180,16 @@ CUresult cuMemAddressFree(CUdeviceptr ptr, size_t size)
     CUresult r = gs_cd_check_init();
     if (r != CUDA_SUCCESS)
         return r;
+    struct gs_cd_block b;
     gs_cd_lock();
-    struct gs_cd_block *b = gs_cd_block_find_locked((uintptr_t)ptr);
-    if (!b || b->kind != GS_CD_K_RESERVE || b->addr != (uintptr_t)ptr || b->size != size) {
+    if (!gs_cd_block_get_locked((uintptr_t)ptr, &b) || b.kind != GS_CD_K_RESERVE ||
+        b.addr != (uintptr_t)ptr || b.size != size) {
         gs_cd_unlock();
         return CUDA_ERROR_INVALID_VALUE;
     }
-    for (size_t i = map_lower(b->addr); i < n_maps && maps[i].addr < b->addr + b->size;)
+    for (size_t i = map_lower(b.addr); i < n_maps && m_addr(&maps[i]) < b.addr + b.size;)
         unmap_at_locked(i);
-    gs_cd_reserve_remove_locked(b);
+    gs_cd_reserve_remove_locked(b.addr);
     gs_cd_unlock();
     return CUDA_SUCCESS;
 }
@@ -201,16 +204,16 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
         return CUDA_ERROR_INVALID_VALUE;
     if ((r = check_prop(prop)) != CUDA_SUCCESS)
         return r;
-    struct handle *h = calloc(1, sizeof *h);
+    struct handle *h = gs_cd_obj_new(sizeof *h);
     if (!h)
         return CUDA_ERROR_OUT_OF_MEMORY;
-    h->size = size;
+    h->size = gs_cd_hide(size);
     h->device = prop->location.id;
     h->fd = memfd_create("gcspy-cuda-double-vmm", MFD_CLOEXEC);
     if (h->fd < 0 || ftruncate(h->fd, (off_t)size) != 0) {
         if (h->fd >= 0)
             close(h->fd);
-        free(h);
+        gs_cd_obj_free(h, sizeof *h);
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
     gs_cd_lock();
@@ -225,7 +228,7 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size,
     gs_cd_unlock();
     if (r != CUDA_SUCCESS) {
         close(h->fd);
-        free(h);
+        gs_cd_obj_free(h, sizeof *h);
         return r;
     }
     *handle = (CUmemGenericAllocationHandle)(uintptr_t)h;
@@ -265,17 +268,17 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
     if (flags || !size || size % GS_CD_GRANULARITY || offset % GS_CD_GRANULARITY ||
         p % GS_CD_GRANULARITY)
         return CUDA_ERROR_INVALID_VALUE;
+    struct gs_cd_block b;
     gs_cd_lock();
     struct handle *h = handle_find_locked(handle);
-    struct gs_cd_block *b = gs_cd_block_find_locked(p);
+    int found = gs_cd_block_get_locked(p, &b);
     size_t i = map_lower(p);
     if (!h) {
         r = CUDA_ERROR_INVALID_HANDLE;
-    } else if (offset > h->size || size > h->size - offset || !b ||
-               b->kind != GS_CD_K_RESERVE || size > b->size - (p - b->addr)) {
+    } else if (offset > gs_cd_show(h->size) || size > gs_cd_show(h->size) - offset || !found ||
+               b.kind != GS_CD_K_RESERVE || size > b.size - (p - b.addr)) {
         r = CUDA_ERROR_INVALID_VALUE;
-    } else if ((i > 0 && maps[i - 1].addr + maps[i - 1].size > p) ||
-               (i < n_maps && maps[i].addr < p + size)) {
+    } else if ((i > 0 && m_end(&maps[i - 1]) > p) || (i < n_maps && m_addr(&maps[i]) < p + size)) {
         r = CUDA_ERROR_ALREADY_MAPPED;
     } else if (n_maps == cap_maps && gs_cd_grow((void **)&maps, &cap_maps, sizeof *maps)) {
         r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -286,7 +289,8 @@ CUresult cuMemMap(CUdeviceptr ptr, size_t size, size_t offset,
         r = CUDA_ERROR_OUT_OF_MEMORY;
     if (r == CUDA_SUCCESS) {
         memmove(&maps[i + 1], &maps[i], (n_maps - i) * sizeof *maps);
-        maps[i] = (struct mapping){.addr = p, .size = size, .h = h, .offset = offset,
+        maps[i] = (struct mapping){.addr = gs_cd_hide(p), .size = gs_cd_hide(size),
+                                   .offset = gs_cd_hide(offset), .h = h,
                                    .access = CU_MEM_ACCESS_FLAGS_PROT_NONE};
         n_maps++;
         h->maps++;
@@ -303,18 +307,19 @@ CUresult cuMemUnmap(CUdeviceptr ptr, size_t size)
     uintptr_t p = (uintptr_t)ptr;
     if (!size || p + size < p)
         return CUDA_ERROR_INVALID_VALUE;
+    struct gs_cd_block b;
     gs_cd_lock();
-    struct gs_cd_block *b = gs_cd_block_find_locked(p);
+    int found = gs_cd_block_get_locked(p, &b);
     size_t first = map_lower(p), last = first;
-    if (!b || b->kind != GS_CD_K_RESERVE || size > b->size - (p - b->addr))
+    if (!found || b.kind != GS_CD_K_RESERVE || size > b.size - (p - b.addr))
         r = CUDA_ERROR_INVALID_VALUE;
     /* Only whole mappings can be unmapped, as with the driver. */
-    else if (first > 0 && maps[first - 1].addr + maps[first - 1].size > p)
+    else if (first > 0 && m_end(&maps[first - 1]) > p)
         r = CUDA_ERROR_INVALID_VALUE;
     else {
-        while (last < n_maps && maps[last].addr < p + size)
+        while (last < n_maps && m_addr(&maps[last]) < p + size)
             last++;
-        if (last > first && maps[last - 1].addr + maps[last - 1].size > p + size)
+        if (last > first && m_end(&maps[last - 1]) > p + size)
             r = CUDA_ERROR_INVALID_VALUE;
         else if (last == first)
             r = CUDA_ERROR_INVALID_VALUE; /* nothing mapped there */
@@ -354,7 +359,7 @@ CUresult cuMemSetAccess(CUdeviceptr ptr, size_t size, const CUmemAccessDesc *des
         for (uintptr_t cur = p; cur < p + size;) {
             struct mapping *m = map_find_locked(cur);
             m->access = access;
-            cur = m->addr + m->size;
+            cur = m_end(m);
         }
     gs_cd_unlock();
     return r;

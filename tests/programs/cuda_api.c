@@ -1,12 +1,15 @@
 /* The runtime's manners, as a program depending on them sees them: device
  * selection, versions, the last-error protocol, pointer attributes of every
  * kind of memory, copy directions, pitched and managed memory, runtime and
- * driver sharing one device memory, driver entry points via the runtime.
+ * driver sharing one device memory, driver entry points via the runtime,
+ * no CUDA in a forked child.
  *
  * Not a leak scenario: under gcspy, no leak and nothing live at exit.
  * Alone: prints "ok". With GS_CUDA_DOUBLE_DEVICES=N (N > 1) it also checks
  * that allocations land on the device selected. */
 #include <stdint.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cuda.h>
 #include <cuda_runtime_api.h>
@@ -139,6 +142,21 @@ static void runtime_and_driver(void)
     CK(cudaFree((void *)(uintptr_t)d));
 }
 
+/* A child of fork cannot use the device its parent initialised. */
+static void forked_child(void)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    EXPECT(pid >= 0);
+    if (pid == 0) {
+        void *p = NULL;
+        _exit(cudaMalloc(&p, 4096) == cudaErrorInitializationError ? 0 : 1);
+    }
+    int st = 0;
+    EXPECT(waitpid(pid, &st, 0) == pid);
+    EXPECT(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(void)
 {
     devices_and_versions();
@@ -146,6 +164,7 @@ int main(void)
     copies();
     pitched();
     runtime_and_driver();
+    forked_child();
     CK(cudaDeviceSynchronize());
     printf("ok\n");
     return 0;
