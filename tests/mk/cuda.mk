@@ -21,9 +21,10 @@ GS_CD_RUNTIME_OBJS := $(patsubst %,$(GS_CD_DIR)/obj/%.o,cudart cudart_errors)
 GS_CD_LIBS := $(GS_CD_DIR)/libcuda.so.1 $(GS_CD_DIR)/libcuda.so \
               $(GS_CD_DIR)/libcudart.so.13 $(GS_CD_DIR)/libcudart.so
 
-# Programs: headers from the toolkit, libraries from the double, found at
+# Programs: frame pointers (gcspy unwinds by them by default), headers from
+# the toolkit, libraries from the double, found at
 # run time through RUNPATH ($ORIGIN-relative, so the tree can move).
-GS_CD_PROG_CFLAGS   := -isystem $(CUDA_HOME)/include -Itests/cuda_double
+GS_CD_PROG_CFLAGS   := -fno-omit-frame-pointer -isystem $(CUDA_HOME)/include -Itests/cuda_double
 GS_CD_PROG_LDFLAGS  := -L$(GS_CD_DIR) -Wl,--enable-new-dtags -Wl,-rpath,'$$ORIGIN/../../cuda_double'
 GS_CD_CXXFLAGS      := -std=gnu++17 -g -O2 -Wall -Wextra -Werror -MMD -MP
 GS_CD_RT_PROGS  := cuda_three cuda_kept_pinned cuda_kept_thread cuda_pinned_leak cuda_fault cuda_sync
