@@ -108,7 +108,7 @@ int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_anal
         }
         struct gs_result *r = out->results[i];
         if (supps)
-            gs_supp_apply(supps, r);
+            gs_supp_apply(supps, r, o->all_classes_mask);
         it->r = r;
         if (!r->complete && !quiet)
             fprintf(stderr, "gcspy %s: warning: %s is incomplete: %s\n", cmd, paths[i], r->damage);

@@ -163,7 +163,7 @@ struct gs_supp *gs_supp_match(const struct gs_supps *s, const struct gs_stackv *
     return NULL;
 }
 
-void gs_supp_apply(const struct gs_supps *s, struct gs_result *r)
+void gs_supp_apply(const struct gs_supps *s, struct gs_result *r, uint32_t count_mask)
 {
     memset(r->suppressed, 0, sizeof r->suppressed);
     for (uint32_t i = 0; i < r->nleaks; i++) {
@@ -175,9 +175,11 @@ void gs_supp_apply(const struct gs_supps *s, struct gs_result *r)
         if (!m)
             continue;
         l->suppressed = m->pattern;
-        m->leaks++;
-        m->blocks += l->blocks;
-        m->bytes += l->bytes;
+        if (count_mask & (1u << l->cls)) {
+            m->leaks++;
+            m->blocks += l->blocks;
+            m->bytes += l->bytes;
+        }
         r->suppressed[l->cls].bytes += l->bytes;
         r->suppressed[l->cls].blocks += l->blocks;
     }

@@ -42,7 +42,9 @@ int gs_supp_template_match(const char *templ, const char *str);
 /* The first suppression matching any frame of st, or NULL. */
 struct gs_supp *gs_supp_match(const struct gs_supps *s, const struct gs_stackv *st);
 /* Marks every leak group and growth suspect of r that a suppression
- * matches (their `suppressed` field), and fills r->suppressed. */
-void gs_supp_apply(const struct gs_supps *s, struct gs_result *r);
+ * matches (their `suppressed` field), and fills r->suppressed. The use
+ * counts of the suppressions (what LSan prints as "Suppressions used")
+ * count the groups of the classes in count_mask (1 << class) only. */
+void gs_supp_apply(const struct gs_supps *s, struct gs_result *r, uint32_t count_mask);
 
 #endif /* GCSPY_SUPPRESS_H */

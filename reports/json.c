@@ -148,8 +148,14 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         return 0;
     }
     gs_jw_bool(w, "readable", 1);
-    gs_jw_u64(w, "pid", r->pid);
-    gs_jw_u64(w, "ppid", r->ppid);
+    if (r->have_proc) {
+        gs_jw_u64(w, "pid", r->pid);
+        gs_jw_u64(w, "ppid", r->ppid);
+    } else {
+        /* the trace was cut before its PROCESS_START */
+        gs_jw_null(w, "pid");
+        gs_jw_null(w, "ppid");
+    }
     gs_jw_str(w, "command", r->command);
     gs_jw_str(w, "exe", r->exe);
     gs_jw_arr(w, "argv", 1);

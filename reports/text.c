@@ -88,10 +88,14 @@ static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         fprintf(f, "== %s: not readable: %s\n", it->trace, it->error ? it->error : "?");
         return 0;
     }
-    fprintf(f, "== process %" PRIu64, r->pid);
-    if (r->ppid)
+    if (!r->have_proc)
+        fprintf(f, "== process unknown (the trace holds no PROCESS_START record)\n");
+    else
+        fprintf(f, "== process %" PRIu64, r->pid);
+    if (r->have_proc && r->ppid)
         fprintf(f, " (parent %" PRIu64 ")", r->ppid);
-    fprintf(f, ": %s\n", r->command && *r->command ? r->command : "(unknown command)");
+    if (r->have_proc)
+        fprintf(f, ": %s\n", r->command && *r->command ? r->command : "(unknown command)");
     fprintf(f, "   trace %s", r->trace);
     if (r->host && *r->host)
         fprintf(f, ", host %s", r->host);
