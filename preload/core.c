@@ -17,6 +17,7 @@
  * fork (ALLOC_EX, fn GS_FN_INHERITED), so the child's trace stands alone.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -340,6 +341,40 @@ int gs_core_early_init(char **envp)
     emit_process_start(0);
     gs_modules_sync();
     return 0;
+}
+
+/* CUPTI sees what PLT hooks cannot (cuGetProcAddress pointers, a static
+ * cudart, pool allocations). Once the CUDA driver is loaded (modules.c sets
+ * gs_cuda_loaded), the writer thread loads libgcspy_cupti.so from beside us
+ * and calls its entry point. The writer does it because it holds no gcspy
+ * lock and no program lock; the environment is left alone, so a program
+ * without CUDA sees no difference at all. */
+atomic_int gs_cuda_loaded;
+
+void gs_cupti_maybe_load(void)
+{
+    static int done;
+    if (done || !atomic_load(&gs_cuda_loaded) || !gs_opt.cupti)
+        return;
+    done = 1;
+    Dl_info info;
+    if (!dladdr((void *)&gs_cupti_maybe_load, &info) || !info.dli_fname)
+        return;
+    char path[4096];
+    const char *slash = strrchr(info.dli_fname, '/');
+    int dir = slash ? (int)(slash - info.dli_fname) : 0;
+    gs_fmt(path, sizeof path, "%s", info.dli_fname);
+    path[dir] = 0;
+    gs_fmt(path + dir, sizeof path - (size_t)dir, "%slibgcspy_cupti.so", dir ? "/" : "");
+    if (access(path, R_OK))
+        return;
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    int (*init)(void) = h ? (int (*)(void))dlsym(h, "gcspy_cupti_attach") : NULL;
+    if (h && !init) /* the driver's injection entry point does the same */
+        init = (int (*)(void))dlsym(h, "InitializeInjection");
+    if (!init || init() < 0)
+        gs_log("CUPTI subscriber not attached (%s); device events come from the hooks only",
+               h ? "its start-up failed" : dlerror());
 }
 
 static void on_exit_cb(int status, void *arg)

@@ -76,6 +76,9 @@ static size_t build_id(const struct dl_phdr_info *info, const uint8_t **out)
 static int emit_module(const struct dl_phdr_info *info, uint32_t id)
 {
     const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : exe_path;
+    const char *base = strrchr(name, '/');
+    if (!strncmp(base ? base + 1 : name, "libcuda.so", 10))
+        atomic_store(&gs_cuda_loaded, 1);
     size_t nlen = strnlen(name, 4096);
     const uint8_t *bid = NULL;
     size_t blen = build_id(info, &bid);

@@ -294,6 +294,10 @@ void gs_on_realloc_end(struct gs_shard *sh, uint64_t old, uint64_t neu, uint64_t
                        uint32_t stack);
 void gs_on_exec(const char *path);
 
+/* CUDA driver seen in the module map; the writer then attaches CUPTI. */
+extern atomic_int gs_cuda_loaded;
+void gs_cupti_maybe_load(void);
+
 /* ---- the leak scanner (scan.c) ---- */
 int gs_scan_init(void);
 /* Runs a scan; self_sp: the calling program thread's stack pointer at entry

@@ -495,6 +495,7 @@ static void *writer_main(void *arg)
             sample();
         }
         gs_modules_sync(); /* catches dlclose */
+        gs_cupti_maybe_load();
         gs_writer_flush();
         gs_scan_tick();
     }
