@@ -102,7 +102,7 @@ static void copies(void)
     CK_FAILS(cudaMemcpy(back, d2, 16, cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
     CK_FAILS(cudaFree(d2), cudaErrorInvalidValue);
     CK(cudaFree(d));
-    CK(cudaGetLastError() == cudaErrorInvalidValue ? cudaSuccess : cudaErrorUnknown);
+    CK_FAILS(cudaGetLastError(), cudaErrorInvalidValue);
 }
 
 static void pitched(void)

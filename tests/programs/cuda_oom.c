@@ -44,7 +44,7 @@ int main(void)
     CK_FAILS(cudaMalloc(&p, big), cudaErrorMemoryAllocation);
     EXPECT(p == SENTINEL || (!strict && p == NULL));
     CU_FAILS(cuMemAlloc(&d, big), CUDA_ERROR_OUT_OF_MEMORY);
-    CK(cudaGetLastError() == cudaErrorMemoryAllocation ? cudaSuccess : cudaErrorUnknown);
+    CK_FAILS(cudaGetLastError(), cudaErrorMemoryAllocation);
     CK(cudaFree(a));
     CK(cudaMalloc(&a, big));
     CK(cudaFree(a));
