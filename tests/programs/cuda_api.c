@@ -88,6 +88,9 @@ static void copies(void)
     CK_FAILS(cudaMemcpy(host, d, sizeof host, (enum cudaMemcpyKind)7),
              cudaErrorInvalidMemcpyDirection);
     char back[256];
+    CK(cudaMemcpy(back, host, 8, cudaMemcpyHostToHost));
+    EXPECT(memcmp(back, "payload", 8) == 0);
+    CK_FAILS(cudaMemcpy(back, d, 8, cudaMemcpyHostToHost), cudaErrorInvalidValue);
     CK(cudaMemcpy(back, d, sizeof back, cudaMemcpyDefault));
     EXPECT(strcmp(back, "payload") == 0);
     void *d2 = NULL;
