@@ -402,6 +402,7 @@ int gs_core_start(void)
         on_exit(on_exit_cb, NULL);
         if (gs_scan_init())
             gs_log("leak scans are off: no free real-time signal to stop threads with");
+        gs_py_init();
     }
     gs_restore(saved);
     return rc;
@@ -630,6 +631,12 @@ __attribute__((visibility("default"))) void gcspy_mark(const char *label)
         return;
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1;
+    gs_record_marker(GS_MARK_USER, label);
+    gs_restore(saved);
+}
+
+void gs_record_marker(unsigned kind, const char *label)
+{
     struct gs_thread *th = gs_thread_get();
     size_t n = label ? strnlen(label, 4096) : 0;
     gs_spin_lock(&gs_meta.lock);
@@ -638,10 +645,9 @@ __attribute__((visibility("default"))) void gcspy_mark(const char *label)
         uint8_t *b = gs_rec_open(p, GS_REC_MARKER);
         uint8_t *e = gs_put_u(b, gs_now_fine());
         e = gs_put_u(e, th ? th->index : 0);
-        e = gs_put_u(e, GS_MARK_USER);
+        e = gs_put_u(e, kind);
         e = gs_put_bytes(e, label, n);
         gs_stream_commit(&gs_meta, gs_rec_close(b, e));
     }
     gs_spin_unlock(&gs_meta.lock);
-    gs_restore(saved);
 }

@@ -245,6 +245,9 @@ struct gs_thread {
     uint64_t allocs, frees, bytes;
     uint64_t cache_hash[1024];
     uint32_t cache_id[1024];
+    int py_in_step;              /* python.c: last allocation was inside a step */
+    uint64_t py_line_key[512];   /* python.c: (code, offset) -> line cache */
+    int32_t py_line[512];
 };
 struct gs_tls {
     int in_hook;                 /* recursion guard: set while inside gcspy */
@@ -293,6 +296,14 @@ struct gs_shard *gs_on_realloc_begin(uint64_t old);
 void gs_on_realloc_end(struct gs_shard *sh, uint64_t old, uint64_t neu, uint64_t size,
                        uint32_t stack);
 void gs_on_exec(const char *path);
+
+/* ---- Python (python.c) ---- */
+void gs_py_init(void);
+/* Replaces the interpreter's native frames in ips[0..n) with Python frames
+ * (appends them when the native walk stopped short); returns the new n. */
+int gs_py_merge(uintptr_t *ips, int n, int max);
+void gs_py_tick(void); /* writer: installs the GC callback once Python runs */
+void gs_record_marker(unsigned kind, const char *label);
 
 /* CUDA driver seen in the module map; the writer then attaches CUPTI. */
 extern atomic_int gs_cuda_loaded;

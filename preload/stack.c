@@ -167,7 +167,7 @@ int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
             i++;
         for (; i < got && n < max; i++)
             ips[n++] = (uintptr_t)buf[i];
-        return n;
+        return gs_py_merge(ips, n, max);
     }
     struct gs_thread *th = gs_tls.th;
     uintptr_t hi = th ? th->stack_hi : 0;
@@ -185,5 +185,5 @@ int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
             break;
         fp = (uintptr_t *)next;
     }
-    return n;
+    return gs_py_merge(ips, n, max);
 }

@@ -496,6 +496,7 @@ static void *writer_main(void *arg)
         }
         gs_modules_sync(); /* catches dlclose */
         gs_cupti_maybe_load();
+        gs_py_tick();
         gs_writer_flush();
         gs_scan_tick();
     }

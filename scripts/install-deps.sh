@@ -8,7 +8,7 @@ set -euo pipefail
 PKGS=(
   build-essential pkg-config clang libclang-rt-14-dev
   libunwind-dev libdw-dev libelf-dev libzstd-dev libcriterion-dev
-  valgrind heaptrack python3 python3-torch
+  valgrind heaptrack python3 python3-dev python3.11-dev python3-torch
   nodejs npm chromium
 )
 
