@@ -124,6 +124,8 @@ static int is_interpreter(const char *path)
 static int symbolize_stack(struct ctx *c, uint32_t id, struct gs_stackv *out)
 {
     memset(out, 0, sizeof *out);
+    if (!c->sym)
+        return 0; /* no symbolizer: the stack stays unresolved */
     out->resolved = 1;
     if (!id)
         return 0;

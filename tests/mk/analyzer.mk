@@ -16,8 +16,12 @@ AN_PROGS := $(AN_PROG_DIR)/analyzer_leaky $(AN_PROG_DIR)/analyzer_grow
 TEST_BINS += $(BUILD)/tests/unit_analyzer
 TEST_DEPS += $(BUILD)/tests/analyzer_mktraces $(BUILD)/gcspy $(AN_PROGS)
 
+# the library objects without the command-line front ends (they need cli.c)
+AN_LIB_OBJS := $(filter-out %_cmd.o %/run.o %/dump.o,$(GS_ANALYZER_LIB_OBJS)) \
+               $(BUILD)/obj/analyzer/cmdutil.o
+
 $(BUILD)/tests/unit_analyzer: $(sort $(wildcard tests/unit/test_analyzer*.c)) $(AN_TB_OBJ) \
-                              $(GS_ANALYZER_LIB_OBJS)
+                              $(AN_LIB_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/support -o $@ $(filter %.c %.o,$^) $(CRITERION_LIBS) \
 	    $(GS_ANALYZER_LIBS)

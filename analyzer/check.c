@@ -1,0 +1,209 @@
+/*
+ * The CI gate's judgement (check.h): which leaks count against which limit,
+ * the one-line verdict, and the detail behind a failure (the exceeded
+ * limits, then the largest offending leaks and growth suspects with their
+ * first frames) that JUnit failure bodies carry.
+ */
+#include "check.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analyze.h"
+
+void gs_check_defaults(struct gs_check_limits *l)
+{
+    memset(l, 0, sizeof *l);
+    l->fail_on = (1u << GS_CLASS_DEFINITE) | (1u << GS_CLASS_INDIRECT);
+}
+
+int gs_check_parse_fail_on(const char *s, uint32_t *mask, char *bad, size_t badlen)
+{
+    uint32_t m = 0;
+    const char *p = s;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        char word[64];
+        if (n == 0 || n >= sizeof word) {
+            snprintf(bad, badlen, "%.*s", (int)(n < 60 ? n : 60), p);
+            return -1;
+        }
+        memcpy(word, p, n);
+        word[n] = 0;
+        int c = gs_class_parse(word);
+        if (c >= 0)
+            m |= 1u << c;
+        else if (strcmp(word, "growth") == 0)
+            m |= GS_CHECK_GROWTH;
+        else if (strcmp(word, "all") == 0)
+            m |= (1u << GS_CLASS_DEFINITE) | (1u << GS_CLASS_INDIRECT) |
+                 (1u << GS_CLASS_POSSIBLE) | GS_CHECK_GROWTH;
+        else {
+            snprintf(bad, badlen, "%s", word);
+            return -1;
+        }
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    if (!m) {
+        snprintf(bad, badlen, "%s", s);
+        return -1;
+    }
+    *mask = m;
+    return 0;
+}
+
+static void append(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void append(char *buf, size_t len, const char *fmt, ...)
+{
+    size_t n = strlen(buf);
+    if (n + 1 >= len)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf + n, len - n, fmt, ap);
+    va_end(ap);
+}
+
+static void classes(char *buf, size_t len, uint32_t mask)
+{
+    buf[0] = 0;
+    for (int c = 0; c < GS_RC__N; c++)
+        if (mask & (1u << c))
+            append(buf, len, "%s%s", buf[0] ? "," : "", gs_class_name(c));
+    if (mask & GS_CHECK_GROWTH)
+        append(buf, len, "%s%s", buf[0] ? "," : "", "growth");
+}
+
+static void frame_line(char *buf, size_t len, const struct gs_frame *f)
+{
+    const char *mod = f->module ? strrchr(f->module, '/') : NULL;
+    mod = mod ? mod + 1 : f->module;
+    if (f->function)
+        append(buf, len, "%s", f->function);
+    else if (mod)
+        append(buf, len, "%s+0x%" PRIx64, mod, f->offset);
+    else
+        append(buf, len, "0x%" PRIx64, f->ip);
+    if (f->file && f->line)
+        append(buf, len, " %s:%u", f->file, f->line);
+    else if (f->file)
+        append(buf, len, " %s", f->file);
+}
+
+void gs_check_eval(const struct gs_check_limits *l, const char *trace,
+                   const struct gs_result *r, const char *error, struct gs_verdict *v)
+{
+    char b1[32], b2[32], cl[128];
+    memset(v, 0, sizeof *v);
+    if (!r) {
+        v->status = 2;
+        snprintf(v->line, sizeof v->line, "ERROR %s: %s", trace, error ? error : "not readable");
+        snprintf(v->detail, sizeof v->detail, "%s", error ? error : "not readable");
+        return;
+    }
+    uint64_t groups = 0;
+    for (uint32_t i = 0; i < r->nleaks; i++) {
+        const struct gs_leak *g = &r->leaks[i];
+        if (!(l->fail_on & (1u << g->cls)) || g->suppressed || g->inherited)
+            continue;
+        groups++;
+        if (g->mem == GS_MC_DEVICE) {
+            v->device_bytes += g->bytes;
+        } else {
+            v->leak_bytes += g->bytes;
+            v->leak_blocks += g->blocks;
+        }
+    }
+    if (l->fail_on & GS_CHECK_GROWTH)
+        for (uint32_t i = 0; i < r->nsuspects; i++)
+            v->suspects += !r->suspects[i].suppressed;
+
+    int over_bytes = v->leak_bytes > l->max_bytes;
+    int over_blocks = v->leak_blocks > l->max_blocks;
+    int over_dev = v->device_bytes > l->max_device_bytes;
+    int over_growth = v->suspects > 0;
+    classes(cl, sizeof cl, l->fail_on & ~GS_CHECK_GROWTH);
+    char who[600];
+    snprintf(who, sizeof who, "%s (pid %" PRIu64 " %.200s)", trace, r->pid,
+             r->command ? r->command : "");
+    if (!r->complete && l->require_complete) {
+        v->status = 2;
+        snprintf(v->line, sizeof v->line, "ERROR %s: incomplete trace: %s", who, r->damage);
+        snprintf(v->detail, sizeof v->detail, "%s", r->damage);
+        return;
+    }
+    v->status = over_bytes || over_blocks || over_dev || over_growth;
+    snprintf(v->line, sizeof v->line, "%s %s: %s in %" PRIu64 " block%s leaked (%s)",
+             v->status ? "FAIL" : "PASS", who, gs_fmt_bytes(b1, v->leak_bytes), v->leak_blocks,
+             v->leak_blocks == 1 ? "" : "s", cl[0] ? cl : "no classes");
+    if (v->device_bytes || l->max_device_bytes != UINT64_MAX)
+        append(v->line, sizeof v->line, ", %s device", gs_fmt_bytes(b1, v->device_bytes));
+    if (l->fail_on & GS_CHECK_GROWTH)
+        append(v->line, sizeof v->line, ", %" PRIu64 " growth suspect%s", v->suspects,
+               v->suspects == 1 ? "" : "s");
+    uint64_t sup = 0;
+    for (int c = 0; c < GS_RC__N; c++)
+        if (l->fail_on & (1u << c))
+            sup += r->suppressed[c].blocks;
+    if (sup)
+        append(v->line, sizeof v->line, "; %" PRIu64 " block%s suppressed", sup, sup == 1 ? "" : "s");
+    if (over_bytes)
+        append(v->line, sizeof v->line, "; bytes > %s allowed", gs_fmt_bytes(b2, l->max_bytes));
+    if (over_blocks)
+        append(v->line, sizeof v->line, "; blocks > %" PRIu64 " allowed", l->max_blocks);
+    if (over_dev)
+        append(v->line, sizeof v->line, "; device bytes > %s allowed",
+               gs_fmt_bytes(b2, l->max_device_bytes));
+    if (!r->complete)
+        append(v->line, sizeof v->line, " [incomplete trace: %s]", r->damage);
+
+    /* the detail: every exceeded limit, then the leaks and suspects behind it */
+    char *d = v->detail;
+    size_t dl = sizeof v->detail;
+    if (over_bytes)
+        append(d, dl, "leaked %" PRIu64 " bytes (%s), limit %" PRIu64 "\n", v->leak_bytes, cl,
+               l->max_bytes);
+    if (over_blocks)
+        append(d, dl, "leaked %" PRIu64 " blocks (%s), limit %" PRIu64 "\n", v->leak_blocks, cl,
+               l->max_blocks);
+    if (over_dev)
+        append(d, dl, "leaked %" PRIu64 " device bytes (%s), limit %" PRIu64 "\n", v->device_bytes,
+               cl, l->max_device_bytes);
+    if (over_growth)
+        append(d, dl, "%" PRIu64 " allocation site%s grow steadily\n", v->suspects,
+               v->suspects == 1 ? "" : "s");
+    uint32_t shown = 0;
+    for (uint32_t i = 0; i < r->nleaks && shown < 10 && (over_bytes || over_blocks || over_dev); i++) {
+        const struct gs_leak *g = &r->leaks[i];
+        if (!(l->fail_on & (1u << g->cls)) || g->suppressed || g->inherited)
+            continue;
+        shown++;
+        append(d, dl, "\n%" PRIu64 " bytes in %" PRIu64 " blocks, %s, %s\n", g->bytes, g->blocks,
+               gs_class_name(g->cls), gs_memcat_name(g->mem));
+        for (uint32_t k = 0; k < g->st.n && k < 8; k++) {
+            append(d, dl, "  #%u ", k);
+            frame_line(d, dl, &g->st.f[k]);
+            append(d, dl, "\n");
+        }
+    }
+    for (uint32_t i = 0, s = 0; over_growth && i < r->nsuspects && s < 5; i++) {
+        const struct gs_suspect *g = &r->suspects[i];
+        if (g->suppressed)
+            continue;
+        s++;
+        append(d, dl, "\ngrowth: +%.0f %s (confidence %.2f), %s\n", g->rate,
+               g->axis == GS_AXIS_STEP ? "bytes/step" : "bytes/s", g->confidence,
+               gs_memcat_name(g->mem));
+        for (uint32_t k = 0; k < g->st.n && k < 8; k++) {
+            append(d, dl, "  #%u ", k);
+            frame_line(d, dl, &g->st.f[k]);
+            append(d, dl, "\n");
+        }
+    }
+}
+
