@@ -196,16 +196,42 @@ static void record_free(struct gs_shard *sh, const struct gs_block *b)
         gs_tls.th->frees++;
 }
 
-int gs_on_free(uint64_t addr)
+int gs_on_free_block(uint64_t addr, struct gs_block *out)
 {
     struct gs_shard *sh = gs_shard_of(addr);
-    struct gs_block b;
     gs_spin_lock(&sh->s.lock);
-    int found = gs_table_remove(sh, addr, &b);
+    int found = gs_table_remove(sh, addr, out);
     if (found)
-        record_free(sh, &b);
+        record_free(sh, out);
     gs_spin_unlock(&sh->s.lock);
     return found;
+}
+
+int gs_on_free(uint64_t addr)
+{
+    struct gs_block b;
+    return gs_on_free_block(addr, &b);
+}
+
+/* A CUDA context went away and the driver freed all of its memory. */
+void gs_drop_device_blocks(void)
+{
+    for (int i = 0; i < GS_SHARDS; i++) {
+        struct gs_shard *sh = &gs_shards[i];
+        gs_spin_lock(&sh->s.lock);
+        for (uint64_t j = 0; j < sh->cap; j++) {
+            /* Removal shifts later entries into slot j: look at it again. */
+            for (;;) {
+                struct gs_block *b = &sh->slots[j], was;
+                if (!b->addr || b->kind == GS_MEM_HOST)
+                    break;
+                if (!gs_table_remove(sh, b->addr, &was))
+                    break;
+                record_free(sh, &was);
+            }
+        }
+        gs_spin_unlock(&sh->s.lock);
+    }
 }
 
 struct gs_shard *gs_on_realloc_begin(uint64_t old)

@@ -173,18 +173,23 @@ GS_EXPORT cudaError_t cudaMallocFromPoolAsync(void **p, size_t n, cudaMemPool_t 
     RT_ALLOC(real_cudaMallocFromPoolAsync(p, n, pool, s), *p, n, GS_MEM_DEVICE, GS_FN_CUDA_ASYNC, s)
 }
 
-/* Frees: the FREE is recorded first; the real call's duration afterwards. */
+/* Frees: the FREE is recorded first; the real call's duration afterwards.
+ * A free that fails (cuMemFree of pinned memory, say) leaves the block live:
+ * it is recorded again, as the same block. */
 #define FREE_HOOK(call, ptr, errt, ok, device)                                \
     if (!active() || !(ptr))                                                  \
         return call;                                                          \
     gs_tls.in_hook = 1;                                                       \
     int e = errno;                                                            \
-    gs_on_free((uint64_t)(uintptr_t)(ptr));                                   \
+    struct gs_block was;                                                      \
+    int found = gs_on_free_block((uint64_t)(uintptr_t)(ptr), &was);           \
     errno = e;                                                                \
     uint64_t t0 = gs_now_fine();                                              \
     errt rc = call;                                                           \
     if (rc == ok)                                                             \
         pause_if_long(t0, gs_now_fine(), device);                             \
+    else if (found)                                                           \
+        gs_on_alloc_ex(was.addr, was.size, was.stack, was.kind, was.fn, 0, 0, 0); \
     gs_leave();                                                               \
     return rc;
 
@@ -257,6 +262,12 @@ GS_EXPORT CUresult cuMemAllocAsync(CUdeviceptr *p, size_t n, CUstream s)
     DRV_ALLOC(real_cuMemAllocAsync(p, n, s), *p, n, GS_MEM_DEVICE, GS_FN_CUDA_ASYNC, s)
 }
 
+GS_EXPORT CUresult cuMemAllocFromPoolAsync(CUdeviceptr *p, size_t n, CUmemoryPool pool, CUstream s)
+{
+    RESOLVE(cuMemAllocFromPoolAsync, CUDA_ERROR_NOT_INITIALIZED);
+    DRV_ALLOC(real_cuMemAllocFromPoolAsync(p, n, pool, s), *p, n, GS_MEM_DEVICE, GS_FN_CUDA_ASYNC, s)
+}
+
 GS_EXPORT CUresult cuMemFree(CUdeviceptr p)
 {
     RESOLVE(cuMemFree, CUDA_ERROR_NOT_INITIALIZED);
@@ -273,6 +284,79 @@ GS_EXPORT CUresult cuMemFreeAsync(CUdeviceptr p, CUstream s)
 {
     RESOLVE(cuMemFreeAsync, CUDA_ERROR_NOT_INITIALIZED);
     FREE_HOOK(real_cuMemFreeAsync(p, s), p, CUresult, CUDA_SUCCESS, driver_device())
+}
+
+/* ---- context teardown: the driver frees every allocation of it ---- */
+
+GS_EXPORT cudaError_t cudaDeviceReset(void)
+{
+    RESOLVE(cudaDeviceReset, cudaErrorInsufficientDriver);
+    if (!active())
+        return real_cudaDeviceReset();
+    gs_tls.in_hook = 1;
+    cudaError_t rc = real_cudaDeviceReset();
+    if (rc == cudaSuccess)
+        gs_drop_device_blocks();
+    gs_leave();
+    return rc;
+}
+
+GS_EXPORT CUresult cuCtxDestroy(CUcontext c)
+{
+    RESOLVE(cuCtxDestroy, CUDA_ERROR_NOT_INITIALIZED);
+    if (!active())
+        return real_cuCtxDestroy(c);
+    gs_tls.in_hook = 1;
+    CUresult rc = real_cuCtxDestroy(c);
+    if (rc == CUDA_SUCCESS)
+        gs_drop_device_blocks();
+    gs_leave();
+    return rc;
+}
+
+/* ---- cuGetProcAddress: driver entry points a PLT hook cannot see ---- */
+
+/* When a program fetches an allocation entry point through cuGetProcAddress
+ * and the driver hands back the very function the exported name resolves
+ * to, the program gets the hook instead (same signature, same behaviour).
+ * Any other variant (per-thread default stream, an older ABI) is returned
+ * untouched: CUPTI covers those. */
+struct proc_hook {
+    const char *name;
+    void *hook;
+    void **real;
+    const char *export_name;
+};
+#define PROC(base, fn) {base, (void *)&fn, (void **)&real_##fn, GS_XSTR(fn)}
+static const struct proc_hook proc_hooks[] = {
+    PROC("cuMemAlloc", cuMemAlloc), PROC("cuMemFree", cuMemFree),
+    PROC("cuMemAllocHost", cuMemAllocHost), PROC("cuMemHostAlloc", cuMemHostAlloc),
+    PROC("cuMemFreeHost", cuMemFreeHost), PROC("cuMemAllocManaged", cuMemAllocManaged),
+    PROC("cuMemAllocPitch", cuMemAllocPitch), PROC("cuMemAllocAsync", cuMemAllocAsync),
+    PROC("cuMemFreeAsync", cuMemFreeAsync), PROC("cuMemMap", cuMemMap),
+    PROC("cuMemUnmap", cuMemUnmap), PROC("cuMemCreate", cuMemCreate),
+    PROC("cuMemRelease", cuMemRelease), PROC("cuMemAddressReserve", cuMemAddressReserve),
+    PROC("cuMemAddressFree", cuMemAddressFree),
+};
+
+GS_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                                    CUdriverProcAddressQueryResult *status)
+{
+    RESOLVE(cuGetProcAddress, CUDA_ERROR_NOT_INITIALIZED);
+    CUresult rc = real_cuGetProcAddress(symbol, pfn, version, flags, status);
+    if (rc != CUDA_SUCCESS || !gs_opt.cuda || !symbol || !pfn || !*pfn)
+        return rc;
+    for (size_t i = 0; i < sizeof proc_hooks / sizeof proc_hooks[0]; i++) {
+        const struct proc_hook *h = &proc_hooks[i];
+        if (strcmp(symbol, h->name))
+            continue;
+        if (!*h->real)
+            *h->real = lookup(h->export_name);
+        if (*h->real == *pfn)
+            *pfn = h->hook;
+        break;
+    }
+    return rc;
 }
 
 /* ---- virtual memory management ---- */

@@ -290,6 +290,8 @@ void gs_record_device_sample(unsigned device, unsigned kind, uint64_t reserved, 
                              uint64_t segments, uint64_t largest_free);
 /* Returns 1 when addr was a tracked block (a FREE was recorded). */
 int gs_on_free(uint64_t addr);
+int gs_on_free_block(uint64_t addr, struct gs_block *out); /* also returns the block */
+void gs_drop_device_blocks(void); /* every non-host block: a context was destroyed */
 /* realloc: lock the old block's shard before the real realloc, so no other
  * thread can record a new block at the old address before our FREE of it. */
 struct gs_shard *gs_on_realloc_begin(uint64_t old);
