@@ -198,6 +198,8 @@ static void record_free(struct gs_shard *sh, const struct gs_block *b)
 
 int gs_on_free_block(uint64_t addr, struct gs_block *out)
 {
+    if (GS_UNLIKELY(!gs_tls.th) && !gs_tls.exited)
+        gs_thread_get(); /* a thread that only frees is still counted */
     struct gs_shard *sh = gs_shard_of(addr);
     gs_spin_lock(&sh->s.lock);
     int found = gs_table_remove(sh, addr, out);
@@ -423,7 +425,9 @@ int gs_core_start(void)
     int rc = gs_writer_open();
     if (rc == 0)
         rc = gs_writer_start();
-    if (rc == 0) {
+    static int registered; /* a forked child inherits the registrations */
+    if (rc == 0 && !registered) {
+        registered = 1;
         pthread_atfork(fork_prepare, fork_parent, fork_child);
         on_exit(on_exit_cb, NULL);
         if (gs_scan_init())
@@ -560,21 +564,24 @@ static void fork_parent(void)
     gs_tls.in_hook = 0;
 }
 
+/* The child's writer already runs: each shard is written under its lock. */
 static void emit_inherited(void)
 {
     for (int i = 0; i < GS_SHARDS; i++) {
         struct gs_shard *sh = &gs_shards[i];
+        gs_spin_lock(&sh->s.lock);
         for (uint64_t j = 0; j < sh->cap; j++) {
             const struct gs_block *b = &sh->slots[j];
             if (!b->addr)
                 continue;
             uint8_t *p = gs_stream_reserve(&sh->s, GS_REC_HOT_MAX);
             if (!p)
-                return;
+                break;
             p = gs_rec_alloc_ex(p, &sh->s.cur->st, 0, 0, b->addr, b->size, b->stack, b->kind,
                                 GS_FN_INHERITED, 0, 0, 0);
             gs_stream_commit(&sh->s, p);
         }
+        gs_spin_unlock(&sh->s.lock);
     }
 }
 

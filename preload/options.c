@@ -66,6 +66,10 @@ void gs_options_load(char **envp)
 {
     const char *v;
     int secure = getauxval(AT_SECURE) != 0;
+    /* Quiet first: it silences the warnings about the other options. */
+    parse_BOOL("0", &gs_opt.quiet);
+    if (!secure && (v = env_get(envp, "GCSPY_QUIET")))
+        parse_BOOL(v, &gs_opt.quiet);
 #define GS_OPT(field, env, type, def, help)                                   \
     parse_##type(def, &gs_opt.field);                                         \
     if (!secure && (v = env_get(envp, env)) && parse_##type(v, &gs_opt.field)) { \
