@@ -21,8 +21,9 @@
  *    and the pages of every larger tracked block (those are scanned as
  *    blocks, from reachable pointers only; their free neighbours hold stale
  *    pointers that would hide leaks);
- *  - stack memory below a thread's stack pointer (dead frames), and the
- *    stacks of gcspy's own threads.
+ *  - stack memory below a thread's stack pointer (dead frames), the stacks
+ *    of gcspy's own threads, and the stacks glibc caches for reuse after
+ *    their threads exited.
  * Shared mappings are skipped: they may be files whose tail faults on read.
  */
 #define _GNU_SOURCE
@@ -37,6 +38,10 @@
 #define GS_LARGE_BLOCK (1u << GS_REGION_SHIFT)
 
 uintptr_t gs_own_stack_hint[8];
+
+/* How much of the top of a cached thread stack is scanned: the struct
+ * pthread and the static TLS blocks of every module sit there. */
+#define GS_DEAD_STACK_TOP (32u << 10)
 
 static int push_range(struct gs_range **v, size_t *n, size_t *cap, uintptr_t lo, uintptr_t hi)
 {
@@ -234,6 +239,20 @@ static const struct map *map_of(const struct map *m, size_t n, uintptr_t a)
     return NULL;
 }
 
+static int is_live_stack(const struct map *m, const struct gs_stopped *th, int nth,
+                         uintptr_t self_sp)
+{
+    if (self_sp >= m->lo && self_sp < m->hi)
+        return 1;
+    for (int i = 0; i < nth; i++)
+        if (th[i].sp >= m->lo && th[i].sp < m->hi)
+            return 1;
+    for (size_t i = 0; i < sizeof gs_own_stack_hint / sizeof gs_own_stack_hint[0]; i++)
+        if (gs_own_stack_hint[i] >= m->lo && gs_own_stack_hint[i] < m->hi)
+            return 1;
+    return 0;
+}
+
 int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
                      uintptr_t self_sp, int self_is_program, const struct gs_range *heap,
                      size_t nheap)
@@ -299,6 +318,19 @@ int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
         const struct map *m = &maps[i];
         if (m->perms[0] != 'r' || m->perms[1] != 'w' || m->perms[3] != 'p' || m->special)
             continue;
+        /* A thread stack glibc keeps cached after its thread exited: an
+         * anonymous mapping right above a small guard mapping, holding no
+         * live thread's stack pointer (those were excluded above). Its stale
+         * frames would hide leaks. */
+        if (i > 0 && !m->file && maps[i - 1].hi == m->lo && maps[i - 1].perms[0] == '-' &&
+            maps[i - 1].perms[1] == '-' && maps[i - 1].hi - maps[i - 1].lo <= (64u << 10) &&
+            m->hi - m->lo >= (64u << 10) && !is_live_stack(m, th, nth, self_sp)) {
+            /* ...but its top holds the thread descriptor and static TLS,
+             * which glibc keeps for reuse with their pointers (the DTV). */
+            if (add_minus(r, m->hi - GS_DEAD_STACK_TOP, m->hi, ex, nex))
+                goto out;
+            continue;
+        }
         size_t before = r->n;
         if (add_minus(r, m->lo, m->hi, ex, nex))
             goto out;

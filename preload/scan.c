@@ -150,28 +150,78 @@ static struct gs_block *find_large(const struct scan *s, uintptr_t w)
     return w < blk->addr + blk->size ? blk : NULL;
 }
 
-/* The small block whose bytes contain w (w not a block start), or NULL. */
+/* The blocks that start in one 4 KiB page, sorted, built on first use during
+ * a scan: all of them have their home slot in one aligned window of 256
+ * slots (shim.h), so one pass over that window (and the probe cluster that
+ * runs past its end) finds them. */
+struct page_list {
+    uint64_t page1;          /* page + 1; 0 = empty slot */
+    uint32_t start, n;       /* into pages_pool */
+};
+static struct page_list *pages;
+static uint64_t pages_mask;
+static struct gs_block **pages_pool;
+static size_t pages_used, pages_pool_cap;
+
+static const struct page_list *page_blocks(uintptr_t page)
+{
+    uint64_t j = (page * 0x9E3779B97F4A7C15ull >> 30) & pages_mask;
+    for (uint64_t n = 0; pages[j].page1; j = (j + 1) & pages_mask, n++) {
+        if (pages[j].page1 == page + 1)
+            return &pages[j];
+        if (n > pages_mask)
+            return NULL;
+    }
+    /* Build: scan the window, keep this page's blocks, sort them. */
+    uintptr_t pa = page << 12;
+    const struct gs_shard *sh = gs_shard_of(pa);
+    uint64_t mask = sh->cap - 1;
+    uint64_t w0 = gs_slot_of(pa, mask) & ~(uint64_t)255 & mask;
+    uint32_t start = (uint32_t)pages_used, n = 0;
+    for (uint64_t k = 0; k <= mask; k++) {
+        struct gs_block *b = &sh->slots[(w0 + k) & mask];
+        if (k >= 256 && !b->addr)
+            break;
+        if (!b->addr || (b->addr >> 12) != page)
+            continue;
+        if (pages_used >= pages_pool_cap)
+            return NULL;
+        uint32_t i = n++;
+        pages_pool[start + i] = b;
+        pages_used++;
+        while (i && pages_pool[start + i - 1]->addr > b->addr) {
+            pages_pool[start + i] = pages_pool[start + i - 1];
+            i--;
+        }
+        pages_pool[start + i] = b;
+    }
+    pages[j] = (struct page_list){page + 1, start, n};
+    return &pages[j];
+}
+
+/* The small block whose bytes contain w (w not a block start), or NULL: the
+ * last block starting at or before w, in w's page or (a block is below
+ * 64 KiB) one of the 16 before it. */
 static struct gs_block *find_small(uintptr_t w)
 {
     uintptr_t page = w >> 12;
     for (int back = 0; back < 17; back++, page--) {
-        uintptr_t pa = page << 12;
-        const struct gs_shard *sh = gs_shard_of(pa);
-        uint64_t mask = sh->cap - 1;
-        uint64_t j = gs_slot_of(pa, mask) & ~(uint64_t)255 & mask;
-        struct gs_block *best = NULL;
-        for (uint64_t k = 0;; k++) {
-            struct gs_block *b = &sh->slots[(j + k) & mask];
-            if (k >= 256 && !b->addr)
-                break;
-            if (k > mask)
-                break;
-            if (b->addr && (b->addr >> 12) == page && b->addr <= w &&
-                (!best || b->addr > best->addr))
-                best = b;
+        const struct page_list *pl = page_blocks(page);
+        if (!pl)
+            return NULL;
+        struct gs_block *const *v = pages_pool + pl->start;
+        size_t a = 0, b = pl->n;
+        while (a < b) { /* first block starting after w */
+            size_t m = (a + b) / 2;
+            if (v[m]->addr <= w)
+                a = m + 1;
+            else
+                b = m;
         }
-        if (best)
+        if (a) {
+            struct gs_block *best = v[a - 1];
             return w < best->addr + (best->size ? best->size : 1) ? best : NULL;
+        }
     }
     return NULL;
 }
@@ -437,8 +487,25 @@ static void mark_all(struct scan *s, const struct gs_roots *roots)
     classify(s);
 }
 
+static int pages_init(uint64_t total)
+{
+    uint64_t cap = 1 << 12;
+    while (cap < 2 * total && cap < (1u << 22))
+        cap *= 2;
+    pages_mask = cap - 1;
+    pages_pool_cap = total + 1024;
+    pages_used = 0;
+    pages = gs_pages_alloc(cap * sizeof *pages);
+    pages_pool = gs_pages_alloc(pages_pool_cap * sizeof *pages_pool);
+    return pages && pages_pool ? 0 : -1;
+}
+
 static void free_scan(struct scan *s)
 {
+    gs_pages_free(pages, (pages_mask + 1) * sizeof *pages);
+    gs_pages_free(pages_pool, pages_pool_cap * sizeof *pages_pool);
+    pages = NULL;
+    pages_pool = NULL;
     gs_pages_free(s->regions, (s->rmask + 1) * sizeof *s->regions);
     gs_pages_free(s->large, s->large_cap * sizeof *s->large);
     gs_pages_free(s->stack, s->stack_cap * sizeof *s->stack);
@@ -500,7 +567,7 @@ static int run_scan(int trigger, uintptr_t self_sp)
     } else {
         out = gs_pages_alloc(out_bytes);
     }
-    if (!s.stack || !s.interior || !out) {
+    if (!s.stack || !s.interior || !out || pages_init(total)) {
         gs_log("scan skipped: out of memory");
         free_scan(&s);
         return -1;
