@@ -8,6 +8,7 @@
 #   make fuzz       a long fuzz run of the trace reader (FUZZ_SECONDS=600)
 #   make soak       long load tests of the shim (SOAK_SECONDS=60)
 #   make install PREFIX=/usr/local    bin/, lib/, include/
+#   make readme-options                 regenerate README.md's option table
 #   make clean
 #
 # Each directory adds its own targets in its rules.mk; this file holds the
@@ -48,6 +49,12 @@ endif
 
 demo:
 	@bash scripts/demo.sh
+
+# README.md's option table, regenerated from preload/options.def.
+.PHONY: readme-options
+readme-options: $(BUILD)/gcspy
+	@$(BUILD)/gcspy options --markdown > $(BUILD)/options.md
+	@awk -v f=$(BUILD)/options.md '/<!-- options:begin -->/{print; while ((getline l < f) > 0) print l; skip=1; next} /<!-- options:end -->/{skip=0} !skip' README.md > $(BUILD)/README.md && mv $(BUILD)/README.md README.md
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/gcspy $(DESTDIR)$(PREFIX)/include/gcspy
