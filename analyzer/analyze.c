@@ -387,8 +387,9 @@ static int build_growth(struct ctx *c)
     struct gs_suspect *v = NULL;
     for (uint32_t i = 0; i < m->nsites; i++) {
         const struct gs_site *s = &m->sites[i];
+        const struct gs_axis *ax = &m->site_ax[(size_t)i * GS_AXIS__N + axis];
         struct gs_line line;
-        if (!gs_growth_judge(&s->ax[axis], &m->cps[axis], &c->o->growth, &line))
+        if (!gs_growth_judge(ax, &m->cps[axis], &c->o->growth, &line))
             continue;
         if (n == cap) {
             cap = cap ? cap * 2 : 32;
@@ -409,8 +410,8 @@ static int build_growth(struct ctx *c)
         g->points = line.n;
         g->x0 = line.x0;
         g->x1 = line.x1;
-        g->start_bytes = (uint64_t)s->ax[axis].yfirst;
-        g->peak_bytes = (uint64_t)s->ax[axis].ymax;
+        g->start_bytes = (uint64_t)ax->yfirst;
+        g->peak_bytes = (uint64_t)ax->ymax;
         g->end_bytes = s->live_bytes > 0 ? (uint64_t)s->live_bytes : 0;
         g->live_blocks = s->live_blocks;
         g->allocs = s->allocs;
@@ -675,12 +676,54 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
         snprintf(err, errlen, "%s: out of memory", name);
         return -1;
     }
-    struct gs_record rec;
+    /* Hot records are fed AHEAD records after they are read, with their
+     * cache lines prefetched meanwhile (the live set and the sites are too
+     * big for the cache; the records of one trace are not). Lengthed
+     * records point into the reader's chunk, valid only until the next
+     * read: the ring is drained and they are fed at once. */
+    enum { AHEAD = 32 };
+    struct gs_record *ring = malloc(AHEAD * sizeof *ring);
+    if (!ring)
+        goto oom;
+    unsigned head = 0, pending = 0;
     int st;
-    while ((st = gs_reader_next(rd, &rec)) == GS_READ_OK) {
-        if (gs_model_feed(m, &rec))
+    for (;;) {
+        struct gs_record *rec = &ring[(head + pending) % AHEAD];
+        st = gs_reader_next(rd, rec);
+        if (st != GS_READ_OK)
+            break;
+        if (rec->type < GS_REC_LENGTHED) {
+            gs_model_prefetch(m, rec, 0);
+            pending++;
+            if (pending > AHEAD / 2)
+                gs_model_prefetch(m, &ring[(head + pending - 1 - AHEAD / 2) % AHEAD], 1);
+            if (pending < AHEAD)
+                continue;
+        }
+        /* feed the oldest (and, for a lengthed record, everything) */
+        unsigned n = rec->type < GS_REC_LENGTHED ? 1 : pending;
+        for (unsigned k = 0; k < n; k++) {
+            if (gs_model_feed(m, &ring[head])) {
+                free(ring);
+                goto oom;
+            }
+            head = (head + 1) % AHEAD;
+            pending--;
+        }
+        if (rec->type >= GS_REC_LENGTHED && gs_model_feed(m, rec)) {
+            free(ring);
             goto oom;
+        }
     }
+    while (pending) {
+        if (gs_model_feed(m, &ring[head])) {
+            free(ring);
+            goto oom;
+        }
+        head = (head + 1) % AHEAD;
+        pending--;
+    }
+    free(ring);
     r->chunks = gs_reader_chunks(rd);
     r->bytes_read = gs_reader_offset(rd);
     if (st == GS_READ_DAMAGED) {

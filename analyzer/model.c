@@ -274,25 +274,48 @@ static struct gs_site *site_get(struct gs_model *m, uint32_t stack, int memcat, 
     uint32_t s = m->site_of[stack];
     if (s)
         return &m->sites[s - 1];
-    if (grow32((void **)&m->sites, &m->sites_cap, (size_t)m->nsites + 1, sizeof *m->sites))
-        return NULL;
-    struct gs_site *st = &m->sites[m->nsites++];
+    if (m->nsites == m->sites_cap) {
+        uint32_t cap = m->sites_cap ? m->sites_cap * 2 : 1024;
+        struct gs_site *ns = realloc(m->sites, (size_t)cap * sizeof *ns);
+        if (!ns)
+            return NULL;
+        m->sites = ns;
+        struct gs_axis *na = realloc(m->site_ax, (size_t)cap * GS_AXIS__N * sizeof *na);
+        if (!na)
+            return NULL;
+        m->site_ax = na;
+        m->sites_cap = cap;
+    }
+    uint32_t idx = m->nsites++;
+    struct gs_site *st = &m->sites[idx];
     memset(st, 0, sizeof *st);
+    memset(&m->site_ax[idx * GS_AXIS__N], 0, GS_AXIS__N * sizeof *m->site_ax);
     st->stack = stack;
     st->memcat = (uint8_t)memcat;
     /* the site starts at its first event: earlier checkpoints are not its */
-    for (int a = 0; a < GS_AXIS__N; a++)
-        st->ax[a].last_cp = gs_cps_upto(&m->cps[a], t);
+    for (int a = 0; a < GS_AXIS__N; a++) {
+        uint32_t k = gs_cps_upto(&m->cps[a], t);
+        st->last_cp[a] = k;
+        m->site_ax[idx * GS_AXIS__N + a].last_cp = k;
+    }
     m->site_of[stack] = m->nsites;
     return st;
 }
 
 static inline void site_change(struct gs_model *m, struct gs_site *s, uint64_t t, int64_t delta)
 {
-    double y = (double)s->live_bytes;
     for (int a = 0; a < GS_AXIS__N; a++) {
         const struct gs_cps *c = &m->cps[a];
-        gs_axis_flush(&s->ax[a], c, gs_cps_upto(c, t), y);
+        /* the common case, no checkpoint since the site's last event, reads
+         * only the hot part */
+        if (c->n > s->last_cp[a]) {
+            uint32_t k1 = gs_cps_upto(c, t);
+            if (k1 > s->last_cp[a]) {
+                struct gs_axis *ax = &m->site_ax[(size_t)(s - m->sites) * GS_AXIS__N + a];
+                gs_axis_flush(ax, c, k1, (double)s->live_bytes);
+                s->last_cp[a] = k1;
+            }
+        }
     }
     s->live_bytes += delta;
     if (delta > 0) {
@@ -971,8 +994,11 @@ int gs_model_finish(struct gs_model *m)
     }
     for (uint32_t i = 0; i < m->nsites; i++) {
         struct gs_site *s = &m->sites[i];
-        for (int a = 0; a < GS_AXIS__N; a++)
-            gs_axis_flush(&s->ax[a], &m->cps[a], m->cps[a].n, (double)s->live_bytes);
+        for (int a = 0; a < GS_AXIS__N; a++) {
+            gs_axis_flush(&m->site_ax[(size_t)i * GS_AXIS__N + a], &m->cps[a], m->cps[a].n,
+                          (double)s->live_bytes);
+            s->last_cp[a] = m->cps[a].n;
+        }
     }
     gs_series_extend(&m->series, m->t_max);
     for (uint32_t i = 0; i < m->ndev; i++)
@@ -992,6 +1018,7 @@ void gs_model_free(struct gs_model *m)
     free(m->nodes);
     free(m->site_of);
     free(m->sites);
+    free(m->site_ax);
     for (uint32_t i = 0; i < m->nmods; i++) {
         free(m->mods[i].path);
         free(m->mods[i].build_id);
@@ -1035,4 +1062,38 @@ const struct gs_module *gs_model_module_any(const struct gs_model *m, uint64_t a
         }
     }
     return NULL;
+}
+
+void gs_model_prefetch(const struct gs_model *m, const struct gs_record *r, int stage)
+{
+    int alloc;
+    uint64_t addr;
+    switch (r->type) {
+    case GS_REC_ALLOC: case GS_REC_ALLOC_EX: case GS_REC_REALLOC:
+        alloc = 1;
+        addr = r->u.alloc.addr;
+        break;
+    case GS_REC_FREE: case GS_REC_FREE_EX:
+        alloc = 0;
+        addr = r->u.free.addr;
+        break;
+    default:
+        return;
+    }
+    const struct gs_live *home = &m->live.slot[gs_hash_addr(addr) & (m->live.cap - 1)];
+    if (stage == 0) {
+        __builtin_prefetch(home);
+        if (alloc && r->u.alloc.stack < m->site_of_cap)
+            __builtin_prefetch(&m->site_of[r->u.alloc.stack]);
+        return;
+    }
+    /* stage 1: what stage 0 fetched is (likely) in cache now */
+    uint64_t stack = alloc ? r->u.alloc.stack : (home->addr == addr ? home->stack : UINT64_MAX);
+    if (stack >= m->site_of_cap)
+        return;
+    uint32_t s = m->site_of[stack];
+    if (!s)
+        return;
+    __builtin_prefetch(&m->sites[s - 1]);
+    __builtin_prefetch(&m->site_ax[(size_t)(s - 1) * GS_AXIS__N]);
 }

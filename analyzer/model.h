@@ -165,15 +165,18 @@ struct gs_devstate {
     struct gs_series series;
 };
 
+/* An allocation site, split hot and cold: the 48 bytes every event of the
+ * site touches, and the growth fit (m->site_ax, GS_AXIS__N per site),
+ * touched only when a checkpoint has passed since the site's last event. */
 struct gs_site {
     int64_t live_bytes;
     uint64_t live_blocks;
     uint64_t peak_bytes;
     uint64_t allocs;
     uint32_t stack;
-    uint8_t memcat;         /* of the site's first block */
+    uint32_t last_cp[GS_AXIS__N];   /* copies of the axes' last_cp */
+    uint8_t memcat;                 /* of the site's first block */
     uint8_t pad[3];
-    struct gs_axis ax[GS_AXIS__N];
 };
 
 struct gs_model_opts {
@@ -218,6 +221,7 @@ struct gs_model {
     uint32_t *site_of;              /* stack id -> 1 + site index; 0 none */
     uint32_t site_of_cap;
     struct gs_site *sites;
+    struct gs_axis *site_ax;        /* GS_AXIS__N per site */
     uint32_t nsites, sites_cap;
     struct gs_module *mods;
     uint32_t nmods, mods_cap;
@@ -266,6 +270,12 @@ struct gs_model {
 int gs_model_init(struct gs_model *m, const struct gs_model_opts *o);
 /* Applies one record; returns 0, or -1 when out of memory. */
 int gs_model_feed(struct gs_model *m, const struct gs_record *rec);
+/* Memory-level parallelism for the hot records: the caller reads a few
+ * records ahead and calls this with stage 0 for the newest (fetches the
+ * live-set slot and the site index) and stage 1 for one halfway to being
+ * fed (fetches the site), so feeding them finds their cache lines warm.
+ * Only a hint: any state of the model is fine. */
+void gs_model_prefetch(const struct gs_model *m, const struct gs_record *r, int stage);
 /* After the last record: final growth flush and series extent. */
 int gs_model_finish(struct gs_model *m);
 void gs_model_free(struct gs_model *m);

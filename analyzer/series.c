@@ -63,7 +63,7 @@ static uint64_t bucket_of(struct gs_series *s, uint64_t t)
     return i;
 }
 
-void gs_series_put(struct gs_series *s, unsigned ch, uint64_t t, uint64_t v)
+void gs_series_put_slow(struct gs_series *s, unsigned ch, uint64_t t, uint64_t v)
 {
     if (!s->v || ch >= s->nch)
         return;

@@ -33,7 +33,24 @@ struct gs_series {
 
 int gs_series_init(struct gs_series *s, unsigned nch);
 void gs_series_free(struct gs_series *s);
-void gs_series_put(struct gs_series *s, unsigned ch, uint64_t t, uint64_t v);
+/* The out-of-line part of gs_series_put: t beyond the last bucket. */
+void gs_series_put_slow(struct gs_series *s, unsigned ch, uint64_t t, uint64_t v);
+
+static inline void gs_series_put(struct gs_series *s, unsigned ch, uint64_t t, uint64_t v)
+{
+    uint64_t i = t >> s->shift;
+    if (i >= GS_SERIES_BUCKETS || ch >= s->nch || !s->v) {
+        gs_series_put_slow(s, ch, t, v);
+        return;
+    }
+    if (i >= s->nb)
+        s->nb = (uint32_t)i + 1;
+    struct gs_sval *b = &s->v[i * s->nch + ch];
+    if (!b->set || v > b->max)
+        b->max = v;
+    b->last = v;
+    b->set = 1;
+}
 /* Makes sure the buckets reach time t (the end of the trace), so every
  * series of a process spans the same axis. */
 void gs_series_extend(struct gs_series *s, uint64_t t);

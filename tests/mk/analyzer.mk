@@ -33,3 +33,5 @@ $(BUILD)/tests/analyzer_mktraces: tests/golden/mktraces.c $(AN_TB_OBJ)
 $(AN_PROG_DIR)/analyzer_%: tests/programs/analyzer_%.c
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O0 -g -fno-omit-frame-pointer $(WARN) -Iinclude -o $@ $< -ldl
+
+include bench/analyzer_bench.mk
