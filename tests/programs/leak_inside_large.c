@@ -1,0 +1,47 @@
+/*
+ * leak_inside_large: pointers kept inside large blocks (>= 64 KiB, which the
+ * scanner indexes apart from small ones and never treats as roots). A
+ * 100000-byte block (from the brk heap) kept by a global holds, at offset
+ * 50000, the only pointer to a 1001-byte block: both reachable. A
+ * 300000-byte block (mmap'd by glibc) that is leaked holds the only pointer
+ * to a 2010-byte block: 1 definite (300000) + 1 indirect (2010).
+ *
+ * @scans exit 1
+ * @scan exit definite=1/300000 indirect=1/2010 possible=0/0
+ * @block exit 100000=reachable 1001=reachable 300000=definite 2010=indirect
+ */
+#include <stdlib.h>
+#include <string.h>
+
+void *volatile kept;
+
+static __attribute__((noinline)) void *make(size_t n)
+{
+    char *p = malloc(n);
+    memset(p, 0, n);
+    return p;
+}
+
+static __attribute__((noinline)) void setup(void)
+{
+    char *big = make(100000);
+    *(void **)(big + 50000) = make(1001);
+    kept = big;
+    char *lost = make(300000);
+    *(void **)(lost + 150000) = make(2010);
+    __asm__ volatile("" : : "r"(lost) : "memory");
+}
+
+static __attribute__((noinline)) void clobber_stack(void)
+{
+    char buf[16384];
+    memset(buf, 0, sizeof buf);
+    __asm__ volatile("" : : "r"(buf) : "memory");
+}
+
+int main(void)
+{
+    setup();
+    clobber_stack();
+    return 0;
+}

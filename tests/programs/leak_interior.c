@@ -1,0 +1,46 @@
+/*
+ * leak_interior: blocks reached only through an interior pointer are
+ * "possibly lost". A global holds a pointer 16 bytes into a 1001-byte block;
+ * that block holds the start pointer of a 505-byte block, which is reached
+ * only through the interior chain and so is possibly lost too (memcheck
+ * propagates the possible state the same way). A second global holds the
+ * start of a 2010-byte block: reachable.
+ *
+ * @scans exit 1
+ * @scan exit definite=0/0 indirect=0/0 possible=2/1506 
+ * @block exit 1001=possible 505=possible 2010=reachable
+ */
+#include <stdlib.h>
+#include <string.h>
+
+char *volatile into_middle;
+void *volatile to_start;
+
+static __attribute__((noinline)) void *make(size_t n)
+{
+    char *p = malloc(n);
+    memset(p, 0, n);
+    return p;
+}
+
+static __attribute__((noinline)) void setup(void)
+{
+    void **a = make(1001);
+    a[0] = make(505);
+    into_middle = (char *)a + 16;
+    to_start = make(2010);
+}
+
+static __attribute__((noinline)) void clobber_stack(void)
+{
+    char buf[16384];
+    memset(buf, 0, sizeof buf);
+    __asm__ volatile("" : : "r"(buf) : "memory");
+}
+
+int main(void)
+{
+    setup();
+    clobber_stack();
+    return 0;
+}

@@ -1,0 +1,41 @@
+/*
+ * leak_scan_interval: GCSPY_SCAN_INTERVAL_MS=20 is a period of 20 ms. The
+ * program leaks 1001 bytes and then idles for 500 ms: about 25 periodic
+ * scans are due; at least 10 are required (slack for a loaded machine), and
+ * each reports the leak and nothing else.
+ *
+ * @env GCSPY_SCAN_INTERVAL_MS=20
+ * @scans periodic >=10
+ * @scan periodic definite=1/1001 indirect=0/0 possible=0/0
+ * @block periodic 1001=definite
+ * @scans exit 1
+ * @scan exit definite=1/1001 indirect=0/0 possible=0/0
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static __attribute__((noinline)) void leak(void)
+{
+    char *p = malloc(1001);
+    memset(p, 23, 1001);
+    __asm__ volatile("" : : "r"(p) : "memory");
+}
+
+static __attribute__((noinline)) void clobber_stack(void)
+{
+    char buf[16384];
+    memset(buf, 0, sizeof buf);
+    __asm__ volatile("" : : "r"(buf) : "memory");
+}
+
+int main(void)
+{
+    leak();
+    clobber_stack();
+    for (int i = 0; i < 50; i++) {
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}

@@ -1,0 +1,40 @@
+/*
+ * leak_simple: the simplest leak. One 1001-byte block whose only pointer
+ * dies with the frame that made it: definitely lost, and nothing else is.
+ *
+ * The allocation happens in a noinline helper and the stack is clobbered
+ * before exit, so no stale copy of the pointer survives in a dead stack slot
+ * (a conservative scanner would take it for a live reference).
+ *
+ * @scans exit 1
+ * @scan exit definite=1/1001 indirect=0/0 possible=0/0
+ * @block exit 1001=definite
+ */
+#include <stdlib.h>
+#include <string.h>
+
+static __attribute__((noinline)) void keep(void *p)
+{
+    __asm__ volatile("" : : "r"(p) : "memory");
+}
+
+static __attribute__((noinline)) void leak(void)
+{
+    char *p = malloc(1001);
+    memset(p, 1, 1001);
+    keep(p);
+}
+
+static __attribute__((noinline)) void clobber_stack(void)
+{
+    char buf[16384];
+    memset(buf, 0, sizeof buf);
+    __asm__ volatile("" : : "r"(buf) : "memory");
+}
+
+int main(void)
+{
+    leak();
+    clobber_stack();
+    return 0;
+}
