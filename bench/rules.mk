@@ -1,0 +1,20 @@
+# Benchmarks. `make bench` builds the shim, the CLI and the bench programs,
+# then bench/run-bench.sh measures gcspy against bare runs and its peers
+# (heaptrack, valgrind memcheck, LeakSanitizer) in one run and prints the
+# ratios (docs/benchmarks.md). BENCH_QUICK=1 uses small sizes, BENCH_RUNS=N
+# sets how many runs each median takes.
+#
+# The bench programs keep frame pointers so gcspy's default unwinder (fp)
+# records their full call depth, as the spec's churn workload requires.
+
+BENCH_PROGS := $(BUILD)/bench/churn
+
+$(BUILD)/bench/churn: bench/churn.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -fno-omit-frame-pointer -pthread $< -o $@
+
+.PHONY: bench-progs
+bench-progs: $(BENCH_PROGS)
+
+bench: $(BUILD)/libgcspy.so $(BUILD)/gcspy $(BENCH_PROGS)
+	@BUILD=$(BUILD) PYTHON=$(PYTHON) bash bench/run-bench.sh
