@@ -465,13 +465,17 @@ static int build_pauses(struct ctx *c)
     }
     int rc = gs_pauses_compute(v, k, r->duration_ns, &r->pauses);
     free(v);
-    char cuda[64];
-    snprintf(cuda, sizeof cuda, "CUDA calls >= %.3g ms", (double)m->opts.cuda_pause_ns / 1e6);
-    r->pauses.sources = gs_arena_printf(&r->arena, "%s%s%s", "PAUSE records",
-                                        rec_scan ? "" : ", SCAN_END timings",
-                                        rec_cuda ? "" : (m->cuda_calls.n ? ", " : ""));
+    /* say which records the pauses came from */
+    char src[160] = "";
+    if (m->pauses.n)
+        snprintf(src, sizeof src, "PAUSE records");
+    if (!rec_scan && m->scan_pauses.n)
+        snprintf(src + strlen(src), sizeof src - strlen(src), "%sscan timings",
+                 src[0] ? ", " : "");
     if (!rec_cuda && m->cuda_calls.n)
-        r->pauses.sources = gs_arena_printf(&r->arena, "%s%s", r->pauses.sources, cuda);
+        snprintf(src + strlen(src), sizeof src - strlen(src), "%sCUDA calls >= %.3g ms",
+                 src[0] ? ", " : "", (double)m->opts.cuda_pause_ns / 1e6);
+    r->pauses.sources = gs_arena_strdup(&r->arena, src[0] ? src : "none");
     return rc;
 }
 
@@ -769,7 +773,9 @@ int gs_analyze_file(const char *path, const struct gs_analyze_opts *o,
                     struct gs_symbolizer *sym, struct gs_result **out,
                     char *err, size_t errlen)
 {
-    struct gs_reader *rd = gs_reader_open(path, err, errlen);
+    struct gs_reader *rd = strcmp(path, "-") == 0
+                               ? gs_reader_open_fd(0, "standard input", err, errlen)
+                               : gs_reader_open(path, err, errlen);
     if (!rd)
         return -1;
     return analyze(rd, path, o, sym, out, err, errlen);

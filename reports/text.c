@@ -227,8 +227,9 @@ static void print_growth(struct gs_report_ctx *c, const struct gs_result *r)
 {
     FILE *f = c->out;
     char b1[32], b2[32], b3[32];
-    fprintf(f, "\n   GROWTH (x axis: %s, %u checkpoints)\n",
-            r->growth_axis == GS_AXIS_STEP ? "steps" : "time", r->growth_checkpoints);
+    fprintf(f, "\n   GROWTH (x axis: %s, %u checkpoint%s)\n",
+            r->growth_axis == GS_AXIS_STEP ? "steps" : "time", r->growth_checkpoints,
+            r->growth_checkpoints == 1 ? "" : "s");
     if (!r->nsuspects) {
         fprintf(f, "   no allocation site grows steadily\n");
         return;
@@ -287,7 +288,7 @@ static void print_pauses(struct gs_report_ctx *c, const struct gs_result *r)
     FILE *f = c->out;
     const struct gs_pause_stats *p = &r->pauses;
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32];
-    fprintf(f, "\n   PAUSES (from %s)\n", p->sources ? p->sources : "PAUSE records");
+    fprintf(f, "\n   PAUSES (from %s)\n", p->sources ? p->sources : "none");
     if (!p->count) {
         fprintf(f, "   none recorded\n");
         return;

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Golden tests of `gcspy report --format json` on the hand-built traces of
+# build/tests/analyzer_mktraces (tests/golden/mktraces.c says what each one
+# must show): the normalized report (tests/golden/normalize.py) must equal
+# tests/golden/<scenario>.json. UPDATE_GOLDEN=1 rewrites the golden files
+# instead (review the diff before committing). Also checks the text report
+# of the same traces for the lines a reader relies on.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+G=build/gcspy MK=build/tests/analyzer_mktraces PY=/usr/bin/python3
+[ -x "$G" ] && [ -x "$MK" ] || { echo "not built: $G $MK"; exit 1; }
+T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+"$MK" "$T" || { echo "mktraces failed"; exit 1; }
+
+golden() { # NAME TRACE...
+  local name=$1; shift
+  if ! "$G" report --format json -q "$@" >"$T/$name.json" 2>"$T/$name.err"; then
+    fail "$name: gcspy report exited $? ($(head -1 "$T/$name.err"))"; return
+  fi
+  $PY tests/golden/normalize.py "$T/$name.json" >"$T/$name.norm" || { fail "$name: normalize"; return; }
+  if [ -n "${UPDATE_GOLDEN:-}" ]; then
+    cp "$T/$name.norm" "tests/golden/$name.json"; echo "updated tests/golden/$name.json"
+  elif ! diff -u "tests/golden/$name.json" "$T/$name.norm" >"$T/$name.diff"; then
+    fail "$name: differs from tests/golden/$name.json"; head -40 "$T/$name.diff"
+  fi
+}
+
+for s in leaks intervals growth_leak growth_steady growth_time pauses frag python noend; do
+  golden "$s" "$T/$s.trace"
+done
+golden multi "$T/multi_parent.trace" "$T/multi_child.trace"
+
+# The text report of the leaks trace: classes, symbolized frames, inlined
+# frames with --show-reachable, the not-freed group, the unreadable module.
+"$G" report --show-reachable "$T/leaks.trace" >"$T/leaks.txt" 2>&1 || fail "text report exited $?"
+for want in \
+  "definite: 1.0 MiB in 2 blocks from 2 stacks" \
+  "100 bytes in 1 block, definite, host" \
+  "#0  site_a at tests/golden/mktraces.c:" \
+  "#1  caller_main at tests/golden/mktraces.c:" \
+  "possible: 1000 bytes in 1 block from 1 stack" \
+  "#0  inlined_helper at tests/golden/mktraces.c:" \
+  "#1  outer_with_inline at tests/golden/mktraces.c:" \
+  "not-freed: 50 bytes in 1 block from 1 stack"; do
+  grep -qF -- "$want" "$T/leaks.txt" || fail "text report lacks: $want"
+done
+# the inlined frame is marked and sits before the function it was inlined into
+grep -A1 "inlined_helper at" "$T/leaks.txt" | grep -q "\[inlined\]" || fail "inlined frame not marked"
+# line numbers are the ones the source marks
+for fn in site_a site_b caller_main inlined_helper outer_with_inline; do
+  want=$(grep -n "golden: $fn \*/" tests/golden/mktraces.c | cut -d: -f1)
+  grep -qF "$fn at tests/golden/mktraces.c:$want " "$T/leaks.txt" ||
+    grep -qE "$fn at tests/golden/mktraces.c:$want( |$)" "$T/leaks.txt" ||
+    fail "$fn not at line $want"
+done
+# the not-reachable groups are summarized, not listed, without --show-reachable
+"$G" report "$T/leaks.txt" >/dev/null 2>&1 && fail "report accepted a text file as a trace"
+"$G" report "$T/leaks.trace" >"$T/short.txt" || fail "short text report"
+grep -q "reachable: 4196 bytes in 2 blocks from 2 stacks (listed with --show-reachable)" "$T/short.txt" ||
+  fail "reachable summary line"
+
+# Python frames replace the interpreter's; unreadable modules are named once.
+"$G" report --show-reachable "$T/python.trace" >"$T/python.txt" || fail "python text"
+grep -A3 "4096 bytes in 1 block, not-freed, host" "$T/python.txt" >"$T/python.stack"
+diff - "$T/python.stack" >/dev/null <<'X' || { fail "python stack"; cat "$T/python.stack"; }
+     4096 bytes in 1 block, not-freed, host
+       #0  libfake.so+0x10
+       #1  step at train.py:12 [python]
+       #2  main at train.py:40 [python]
+X
+grep -q "^   /nonexistent/libfake.so: cannot read the file" "$T/python.txt" || fail "libfake problem line"
+
+# Multi-trace text report: one section per process and totals.
+"$G" report "$T/multi_parent.trace" "$T/multi_child.trace" >"$T/multi.txt" || fail "multi text"
+[ "$(grep -c '^== process ' "$T/multi.txt")" = 2 ] || fail "multi: not two process sections"
+grep -q "== totals over 2 processes (2 complete)" "$T/multi.txt" || fail "multi: totals line"
+grep -q "inherited from the parent" "$T/multi.txt" || fail "multi: inherited group not marked"
+
+[ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
+echo "analyzer golden: all checks passed"
