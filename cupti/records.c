@@ -631,6 +631,13 @@ static void saw_time(struct gs_cupti *c, uint64_t cupti_ns)
     pthread_mutex_unlock(&c->lock);
 }
 
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void sleep_ns(long ns)
 {
     struct timespec ts = {0, ns};
@@ -657,8 +664,8 @@ static int on_memory(struct gs_cupti *c, const CUpti_ActivityMemory4 *m)
         /* The call that made this record has not reached its exit callback:
          * wait for it to leave its pending entry. */
         atomic_fetch_add(&c->st.waits, 1);
-        for (uint64_t waited = 0; waited < GS_CUPTI_WAIT_NS && flight_busy(c, m->correlationId);
-             waited += 20000)
+        uint64_t until = mono_ns() + GS_CUPTI_WAIT_NS;
+        while (flight_busy(c, m->correlationId) && mono_ns() < until)
             sleep_ns(20000);
         repeat = pend_take(c, m->address, is_free);
     }
