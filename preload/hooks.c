@@ -120,9 +120,7 @@ static inline uint32_t capture(void *frame)
 {
     if (GS_UNLIKELY(!gs_tls.th) && !gs_tls.exited)
         gs_thread_get();
-    uintptr_t ips[GS_MAX_DEPTH];
-    int n = gs_stack_capture(frame, ips, (int)gs_opt.depth);
-    return gs_stack_intern(ips, n);
+    return gs_stack_id(frame);
 }
 
 static inline void track(void *p, size_t n, unsigned fn, void *frame)

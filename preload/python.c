@@ -64,7 +64,8 @@ static int (*p_str_eq)(PyObject *, const char *);
 static void (*p_dealloc)(PyObject *);
 static PyObject *p_none;
 
-static int py_on;
+int gs_py_on;
+#define py_on gs_py_on
 static uintptr_t eval_lo, eval_hi;
 static atomic_int install_state; /* 0 not yet, 1 scheduled, 2 installed */
 static atomic_uint_fast64_t steps;

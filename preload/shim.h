@@ -224,6 +224,8 @@ void gs_stack_init(void);
 int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max);
 /* Interns a stack (ips[0] innermost). Emits STACK records for new nodes. */
 uint32_t gs_stack_intern(const uintptr_t *ips, int n);
+/* Capture and intern in one: the hot path (fused walk and hash). */
+uint32_t gs_stack_id(void *hook_frame);
 /* Node table access for fork re-emission. */
 void gs_stack_reemit(void);
 void gs_stack_lock(void);
@@ -301,6 +303,8 @@ void gs_on_exec(const char *path);
 
 /* ---- Python (python.c) ---- */
 void gs_py_init(void);
+extern int gs_py_on;
+static inline int gs_py_active(void) { return gs_py_on; }
 /* Replaces the interpreter's native frames in ips[0..n) with Python frames
  * (appends them when the native walk stopped short); returns the new n. */
 int gs_py_merge(uintptr_t *ips, int n, int max);

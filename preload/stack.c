@@ -109,14 +109,31 @@ static uint32_t node_get(uint32_t parent, uint64_t ip)
     return id;
 }
 
+/* One multiply per frame; the finalizer (murmur3's) spreads every bit. */
+static inline uint64_t hash_step(uint64_t h, uint64_t ip)
+{
+    return (h ^ ip) * 0x100000001B3ull + 0x9E3779B97F4A7C15ull;
+}
+
+static inline uint64_t hash_end(uint64_t h, int n)
+{
+    h ^= (uint64_t)n;
+    h ^= h >> 33;
+    h *= 0xFF51AFD7ED558CCDull;
+    h ^= h >> 33;
+    h *= 0xC4CEB9FE1A85EC53ull;
+    h ^= h >> 33;
+    return h | 1; /* never 0: 0 marks an empty cache slot */
+}
+
+#define GS_HASH_SEED 0x243F6A8885A308D3ull
+
 static inline uint64_t stack_hash(const uintptr_t *ips, int n)
 {
-    uint64_t h = 0x243F6A8885A308D3ull ^ (uint64_t)n;
-    for (int i = 0; i < n; i++) {
-        h = (h ^ ips[i]) * 0x100000001B3ull;
-        h ^= h >> 29;
-    }
-    return h | 1; /* never 0: 0 marks an empty cache slot */
+    uint64_t h = GS_HASH_SEED;
+    for (int i = 0; i < n; i++)
+        h = hash_step(h, ips[i]);
+    return hash_end(h, n);
 }
 
 uint32_t gs_stack_intern(const uintptr_t *ips, int n)
@@ -186,4 +203,40 @@ int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
         fp = (uintptr_t *)next;
     }
     return gs_py_merge(ips, n, max);
+}
+
+/* The hot path of every allocation: the stack's id. With the frame-pointer
+ * walker and no Python frames to merge, the walk hashes as it goes and
+ * stores nothing: a stack this thread has seen before (the common case)
+ * costs one pass over the frames and one cache probe. Anything else takes
+ * the general path (capture into an array, merge, intern). The hash is the
+ * same as stack_hash()'s, so both paths share the cache. */
+uint32_t gs_stack_id(void *hook_frame)
+{
+    struct gs_thread *th = gs_tls.th;
+    if (GS_LIKELY(gs_opt.unwind == GS_UNWIND_FP && th && !gs_py_active())) {
+        uintptr_t *fp = hook_frame;
+        uintptr_t limit = th->stack_hi > 16 ? th->stack_hi - 16 : 0;
+        uint64_t h = GS_HASH_SEED;
+        int n = 0, max = (int)gs_opt.depth;
+        while (n < max) {
+            uintptr_t ret = fp[1], next = fp[0];
+            if (ret < 4096)
+                break;
+            h = hash_step(h, ret);
+            n++;
+            if (next <= (uintptr_t)fp || next > limit || (next & 7))
+                break;
+            fp = (uintptr_t *)next;
+        }
+        if (!n)
+            return 0;
+        h = hash_end(h, n);
+        unsigned slot = (unsigned)(h >> 54);
+        if (GS_LIKELY(th->cache_hash[slot] == h))
+            return th->cache_id[slot];
+    }
+    uintptr_t ips[GS_MAX_DEPTH];
+    int n = gs_stack_capture(hook_frame, ips, (int)gs_opt.depth);
+    return gs_stack_intern(ips, n);
 }
