@@ -50,7 +50,6 @@ Exit status: 0 on success, 2 on bad options.
 
 import argparse
 import ctypes
-import ctypes.util
 import gc
 import statistics
 import sys
@@ -161,7 +160,15 @@ def find_marker():
 
 
 def load_libc():
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    """malloc and memset as C code in this process calls them.
+
+    Looked up in the global scope (dlsym(RTLD_DEFAULT)), as the dynamic linker
+    binds a C extension's malloc calls: that finds a preloaded tool's malloc
+    first. ctypes.CDLL("libc.so.6").malloc would not: dlsym() on libc's own
+    handle returns glibc's malloc itself, which no LD_PRELOAD tool (gcspy,
+    heaptrack, LSan) ever sees.
+    """
+    libc = ctypes.CDLL(None)
     libc.malloc.argtypes = [ctypes.c_size_t]
     libc.malloc.restype = ctypes.c_void_p
     libc.memset.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_size_t]
@@ -170,16 +177,24 @@ def load_libc():
 
 
 def load_cudart():
-    """The CUDA runtime library with cudaMalloc typed, or None."""
-    names = ["libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"]
-    for name in names:
+    """cudaMalloc as the program's own CUDA code binds it, or None.
+
+    libcudart is loaded RTLD_GLOBAL and cudaMalloc looked up in the global
+    scope, for the same reason as in load_libc(): a tool's preloaded
+    cudaMalloc must come first, as it does for PyTorch's own calls.
+    """
+    for name in ("libcudart.so", "libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0"):
         try:
-            lib = ctypes.CDLL(name)
+            ctypes.CDLL(name, mode=ctypes.RTLD_GLOBAL)
         except OSError:
             continue
-        lib.cudaMalloc.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
-        lib.cudaMalloc.restype = ctypes.c_int
-        return lib
+        try:
+            fn = ctypes.CDLL(None).cudaMalloc
+        except AttributeError:
+            continue
+        fn.argtypes = [ctypes.POINTER(ctypes.c_void_p), ctypes.c_size_t]
+        fn.restype = ctypes.c_int
+        return fn
     return None
 
 
@@ -190,9 +205,9 @@ def leak_native(libc, nbytes):
         libc.memset(p, 0x5A, nbytes)
 
 
-def leak_cuda(cudart, nbytes):
+def leak_cuda(cuda_malloc, nbytes):
     ptr = ctypes.c_void_p()
-    rc = cudart.cudaMalloc(ctypes.byref(ptr), nbytes)
+    rc = cuda_malloc(ctypes.byref(ptr), nbytes)
     if rc != 0:
         print(f"train.py: cudaMalloc({nbytes}) failed with CUDA error {rc}", file=sys.stderr)
 
