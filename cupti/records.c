@@ -488,6 +488,12 @@ static int on_exit_cb(struct gs_cupti *c, CUpti_CallbackDomain domain, const str
     if (!call_ok(domain, cb)) {
         if (a->op == OP_ALLOC)
             atomic_fetch_add(&c->st.api_failed, 1);
+        /* A failed free releases nothing: no record will match its entry.
+         * (The bridge free already made stays: under the shim the hook,
+         * which saw the call first, puts the block back itself.) */
+        uint64_t addr;
+        if (a->op == OP_FREE && c->activity && (addr = free_addr(a, cb->functionParams)))
+            pend_take(c, addr, 1);
     } else if (a->op == OP_FREE) {
         pause_if_long(c, t0, now, device_of(c, cb->context));
     } else if (alloc_args(a, cb->functionParams, &ar)) {

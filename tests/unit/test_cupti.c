@@ -258,6 +258,23 @@ Test(cupti_api, free_recorded_on_entry_once)
     cr_assert_eq(ncalls, 1);
 }
 
+Test(cupti_api, failed_free_leaves_no_pending_entry)
+{
+    cudaFree_v3020_params prm = {.devPtr = (void *)HOST_P};
+    rt_call(RTID(cudaFree_v3020), &prm, NULL, NULL, cudaErrorInvalidValue, 0, 10);
+    cr_assert_eq(ncalls, 1, "the free is made on entry, before the result is known");
+    expect_free(0, HOST_P);
+    cr_assert_eq(c.npend, 0, "a failed free left a pending entry");
+    /* So a later release of that address, seen by CUPTI only, counts. */
+    CUpti_ActivityMemory4 m;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+    m.address = HOST_P;
+    cr_assert_eq(gs_cupti_on_record(&c, (CUpti_Activity *)&m), GS_CUPTI_SENT);
+}
+
 Test(cupti_api, nested_driver_call_is_the_runtime_calls_business)
 {
     void *p = NULL;

@@ -1,0 +1,276 @@
+#!/usr/bin/env bash
+# The CUDA test programs (tests/programs/cuda_*, real CUDA headers, linked
+# against the CUDA test double: no GPU here) under the shim, each checked
+# against the outcome written at its top, from `gcspy dump` and
+# `gcspy report --format json`:
+#   cuda_three       2 MiB device block definite at the gcspy_scan() call and
+#                    at exit, allocated in alloc_dev() from alloc_dropped();
+#                    the 1 and 3 MiB blocks reachable; no definite host leak
+#   cuda_driver      the same through cuMemAlloc_v2 (fn cuda_driver), plus a
+#                    5 MiB definite block allocated through the pointer
+#                    cuGetProcAddress returned, from alloc_by_proc()
+#   cuda_kept_*      a device pointer kept only in pinned memory, in a C++
+#                    object on the heap, on a blocked thread's stack: no
+#                    device or pinned block unreachable at the scan, the scan
+#                    counted them reachable; nothing but host memory at exit
+#   cuda_pinned_leak the 4096-byte pinned block definite (host-visible, leak
+#                    classes as for heap blocks), from leak_pinned()
+#   cuda_async_vmm   stream-ordered blocks each allocated and freed (fn
+#                    cuda_async, on the stream); VMM mappings as vmm blocks,
+#                    each unmapped; the exact DEVICE_SAMPLE (vmm) sequence
+#   cuda_oom         failed calls make no event: exactly the two successful
+#                    48 MiB allocations of a 64 MiB device
+#   cuda_stress      4 threads, 8000 steps: every block freed, the trace
+#                    consistent
+#   cuda_sync        a 200 ms cudaMalloc and cudaFree are CUDA_SYNC pauses;
+#                    the shim tries to attach libgcspy_cupti.so (the double
+#                    is not NVIDIA's driver: refused in one line) and the
+#                    trace is the same as with GCSPY_CUPTI=0
+# Every trace must also pass the consistency checker (tests/lib.sh).
+# What needs a real GPU (CUPTI, the cuGetProcAddress case, PyTorch) is in
+# scripts/gpu-check.sh; docs/gpu.md says which is which.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+if [ ! -f "$CUDA_HOME/include/cuda_runtime_api.h" ]; then
+  echo "no CUDA toolkit headers under $CUDA_HOME (HAVE_CUDA is not 1): CUDA programs not built"
+  exit 77
+fi
+. tests/lib.sh
+gs_init cuda_shim
+gs_need cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
+        cuda_pinned_leak cuda_async_vmm cuda_oom cuda_stress cuda_sync
+unset GS_CUDA_DOUBLE_MEM GS_CUDA_DOUBLE_DEVICES GS_CUDA_DOUBLE_SYNC_US LD_LIBRARY_PATH
+
+cat >"$GS_T/cudacheck.py" <<'PY'
+"""Checks of one CUDA program's trace: cudacheck.py CASE DUMP REPORT_JSON PROG"""
+import json
+import sys
+from gstrace import *
+
+case, dump, report, prog = sys.argv[1:5]
+tr = Trace(dump)
+rep = json.load(open(report))['processes'][0]
+MIB = 1 << 20
+
+def scans():
+    """{id: (scan_begin, [scan_block], scan_end)} in id order."""
+    out = {}
+    for r in tr.of('scan_begin'):
+        out[r.id] = [r, [], None]
+    for r in tr.of('scan_block'):
+        out[r.id][1].append(r)
+    for r in tr.of('scan_end'):
+        out[r.id][2] = r
+    for k, v in out.items():
+        assert v[2] is not None, 'scan %d has no scan_end' % k
+    return out
+
+def by_trigger(trigger):
+    s = [v for v in scans().values() if v[0].trigger == trigger]
+    assert len(s) == 1, '%d scans with trigger %s, expected 1' % (len(s), trigger)
+    return s[0]
+
+def cuda_blocks(blocks, cls=None):
+    """(kind, size, class) of the non-host blocks, sorted."""
+    return sorted((b.kind, b.size, b['class']) for b in blocks
+                  if b.kind != 'host' and (cls is None or b['class'] == cls))
+
+def no_definite_host(blocks, where):
+    bad = [(b.size, b['class']) for b in blocks if b.kind == 'host' and b['class'] == 'definite']
+    assert not bad, '%s: definite host leaks %s (the program leaks no host memory)' % (where, bad)
+
+def frames_of(leak):
+    return [(f.get('function'), f.get('file')) for f in leak['stack']]
+
+def leak(memory, cls, nbytes):
+    got = [l for l in rep['leaks'] if l['memory'] == memory and l['class'] == cls
+           and l['bytes'] == nbytes]
+    assert len(got) == 1, 'report: %d %s %s leaks of %d bytes: %s' % (
+        len(got), cls, memory, nbytes,
+        [(l['class'], l['memory'], l['bytes']) for l in rep['leaks']])
+    return got[0]
+
+def expect_stack(l, *functions):
+    """The leak's stack starts at functions[0] and holds the others, in the program's source."""
+    fr = frames_of(l)
+    names = [f for f, _ in fr]
+    assert fr and fr[0][0] == functions[0], 'innermost frame %s, expected %s (stack %s)' % (
+        fr[0] if fr else None, functions[0], names)
+    src = 'tests/programs/%s.c' % case
+    for fn in functions:
+        hit = [f for f in fr if f[0] == fn]
+        assert hit and (hit[0][1] or '').endswith(src), 'no frame %s in %s: %s' % (fn, src, fr)
+
+def allocs(kind=None, fn=None):
+    return [r for r in tr.of('alloc_ex') if (kind is None or r.kind == kind)
+            and (fn is None or r.fn == fn)]
+
+def freed(addr_list):
+    """Every address in the list is freed as often as it is allocated."""
+    from collections import Counter
+    a = Counter(r.addr for r in tr.of('alloc_ex') if r.addr in addr_list)
+    f = Counter(r.addr for r in tr.of('free_ex') if r.addr in addr_list)
+    return a == f
+
+def nothing_cuda_live_at_end():
+    _, _, live = check(tr)
+    kinds = {}
+    for r in tr.of('alloc_ex'):
+        if r.addr in live:
+            kinds[r.addr] = r.kind
+    left = {hex(a): k for a, k in kinds.items() if k != 'host'}
+    assert not left, 'CUDA blocks live at exit: %s' % left
+
+def three(fn, extra=()):
+    """extra: more definite device blocks (sizes) than cuda_three's."""
+    api_b, api_blocks, _ = by_trigger('api')
+    ex_b, ex_blocks, _ = by_trigger('exit')
+    want_api = sorted([('device', 2 * MIB, 'definite')] + [('device', n, 'definite') for n in extra])
+    got = cuda_blocks(api_blocks)
+    assert got == want_api, 'gcspy_scan(): CUDA blocks %s, expected %s' % (got, want_api)
+    want_exit = sorted(want_api + [('device', 1 * MIB, 'reachable'), ('device', 3 * MIB, 'reachable')])
+    got = cuda_blocks(ex_blocks)
+    assert got == want_exit, 'exit scan: CUDA blocks %s, expected %s' % (got, want_exit)
+    no_definite_host(api_blocks + ex_blocks, 'scans')
+    dev = allocs('device')
+    assert sorted(r.size for r in dev) == sorted([MIB, 2 * MIB, 3 * MIB] + list(extra)), dev
+    assert all(r.fn == fn for r in dev), 'fn %s, expected %s' % ([r.fn for r in dev], fn)
+    l = leak('device', 'definite', 2 * MIB)
+    expect_stack(l, 'alloc_dev', 'alloc_dropped', 'main')
+    return dev
+
+if case == 'cuda_three':
+    three('cuda_runtime')
+    print('three: 2 MiB definite from alloc_dev <- alloc_dropped; 1, 3 MiB reachable')
+elif case == 'cuda_driver':
+    three('cuda_driver', extra=(5 * MIB,))
+    expect_stack(leak('device', 'definite', 5 * MIB), 'alloc_by_proc', 'main')
+    print('driver: as cuda_three, plus the 5 MiB cuGetProcAddress allocation definite')
+elif case.startswith('cuda_kept_'):
+    size = {'cuda_kept_pinned': MIB, 'cuda_kept_heap': 2 * MIB, 'cuda_kept_thread': 3 * MIB}[case]
+    _, blocks, end = by_trigger('api')
+    got = cuda_blocks(blocks)
+    assert not got, 'gcspy_scan(): unreachable CUDA blocks %s (all are kept)' % got
+    no_definite_host(blocks, 'gcspy_scan()')
+    dev = allocs('device')
+    assert [r.size for r in dev] == [size], 'device blocks %s, expected one of %d' % (
+        [r.size for r in dev], size)
+    kept = size + (4096 if case == 'cuda_kept_pinned' else 0)
+    assert end.reachable_bytes >= kept, 'the scan found %d bytes reachable, < %d kept' % (
+        end.reachable_bytes, kept)
+    if case == 'cuda_kept_pinned':
+        # One pinned block (a failed cudaFree of it may re-record it).
+        pin = {(r.addr, r.size) for r in allocs('pinned')}
+        assert [n for _, n in pin] == [4096], pin
+        assert end.live_blocks == 2 and end.live_bytes == kept and end.reachable_bytes == kept, \
+            'scan: %d live blocks, %d bytes, %d reachable; expected the pinned and the device block' % (
+                end.live_blocks, end.live_bytes, end.reachable_bytes)
+    nothing_cuda_live_at_end()
+    print('%s: the %d-byte device block reachable at the scan, freed by exit' % (case, size))
+elif case == 'cuda_pinned_leak':
+    for trig in ('api', 'exit'):
+        _, blocks, _ = by_trigger(trig)
+        got = cuda_blocks(blocks, 'definite') + cuda_blocks(blocks, 'indirect') + \
+            cuda_blocks(blocks, 'possible')
+        assert got == [('pinned', 4096, 'definite')], '%s scan: unreachable %s' % (trig, got)
+        no_definite_host(blocks, trig)
+    dev = allocs('device')
+    assert [r.size for r in dev] == [4096] and freed([dev[0].addr]), 'device check buffer: %s' % dev
+    expect_stack(leak('pinned', 'definite', 4096), 'leak_pinned', 'main')
+    print('pinned_leak: 4096 pinned bytes definite from leak_pinned')
+elif case == 'cuda_async_vmm':
+    for v in scans().values():
+        assert not cuda_blocks(v[1]), 'scan %d: CUDA blocks %s' % (v[0].id, cuda_blocks(v[1]))
+    asy = allocs('device', 'cuda_async')
+    assert sorted(r.size for r in asy) == [256 << 10, 512 << 10, 1 << 20], asy
+    assert len({r.stream for r in asy}) == 1 and asy[0].stream != 0, \
+        'stream-ordered blocks not on the program stream: %s' % [r.stream for r in asy]
+    vmm = allocs('vmm', 'cuda_driver')
+    assert [r.size for r in vmm] == [4 * MIB, 4 * MIB], vmm
+    assert freed([r.addr for r in asy + vmm]), 'a stream-ordered or VMM block is not freed'
+    fx = [r for r in tr.of('free_ex') if r.kind in ('vmm',)]
+    assert len(fx) == 2, fx
+    seq = [(r.reserved, r.in_use, r.segments) for r in tr.of('device_sample') if r.kind == 'vmm']
+    R = 8 * MIB
+    want = [(R, 0, 0), (R, 0, 1), (R, 4 * MIB, 1), (R, R, 1), (R, R, 0), (R, 4 * MIB, 0),
+            (R, 0, 0), (0, 0, 0)]
+    assert seq == want, 'vmm samples %s, expected %s' % (seq, want)
+    nothing_cuda_live_at_end()
+    print('async_vmm: 3 stream-ordered and 2 VMM blocks each freed; vmm samples exact')
+elif case == 'cuda_oom':
+    dev = allocs('device')
+    sizes = [r.size for r in dev]
+    assert sizes == [48 * MIB, 48 * MIB], 'device allocations %s: the failed calls made events' % sizes
+    assert freed([r.addr for r in dev])
+    assert not [r for r in tr.of('alloc_ex', 'alloc') if r.size > 64 * MIB]
+    nothing_cuda_live_at_end()
+    print('oom: only the two successful 48 MiB allocations recorded')
+elif case == 'cuda_stress':
+    ev = [r for r in tr.of('alloc_ex', 'free_ex') if r.kind == 'device']
+    na = sum(1 for r in ev if r.type == 'alloc_ex')
+    nf = len(ev) - na
+    assert na == nf and na + nf >= 8000, '%d device allocations, %d frees' % (na, nf)
+    from collections import Counter
+    per = Counter(r.thread for r in ev)
+    busy = [t for t, n in per.items() if n >= 1000]
+    # 4 workers; on the double main adds one allocation and its free.
+    assert len(busy) == 4 and len(per) <= 5, 'events per thread: %s' % dict(per)
+    fns = {r.fn for r in ev if r.type == 'alloc_ex'}
+    assert fns == {'cuda_runtime', 'cuda_async', 'cuda_driver'}, fns
+    nothing_cuda_live_at_end()
+    print('stress: %d allocations and %d frees from 4 threads' % (na, nf))
+elif case == 'cuda_sync':
+    dev = allocs('device')
+    assert [r.size for r in dev] == [65536] and freed([dev[0].addr]), dev
+    p = [r for r in tr.of('pause') if r.kind == 'cuda_sync']
+    long_ = [r for r in p if r.t_end - r.t >= 200000000]
+    assert len(long_) == 2, 'cuda_sync pauses of >= 200 ms: %d (%s)' % (
+        len(long_), [(r.t_end - r.t) for r in p])
+    print('sync: malloc and free are two CUDA_SYNC pauses of >= 200 ms')
+else:
+    sys.exit('unknown case ' + case)
+PY
+
+# run NAME [VAR=VALUE...]: the program under the shim; must print "ok".
+run() {
+  local name=$1; shift
+  GS_TIMEOUT=120 gs_run "$name" "$@" "$GS_PROGS/$name"  # env takes VAR=VALUE first
+  if [ "$GS_RC" -ne 0 ] || [ "$(tail -n1 "$GS_DIR/out")" != ok ]; then
+    fail "$name: exit $GS_RC: $(tail -3 "$GS_DIR/err" "$GS_DIR/out")"
+    return 1
+  fi
+  gs_one_trace || return 1
+  gs_check "$GS_DUMP"
+  "$GS_CLI" report --format json "$GS_TRACE" >"$GS_DIR/report.json" 2>"$GS_DIR/report.err" ||
+    { fail "$name: gcspy report: $(cat "$GS_DIR/report.err")"; return 1; }
+  gs_py "$GS_T/cudacheck.py" "$name" "$GS_DUMP" "$GS_DIR/report.json" "$GS_PROGS/$name" ||
+    fail "$name: see above"
+}
+
+for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
+         cuda_pinned_leak cuda_async_vmm; do
+  run "$p"
+done
+run cuda_oom GS_CUDA_DOUBLE_MEM=67108864
+run cuda_stress GS_CUDA_DOUBLE_MEM=134217728
+
+# The shim attaches libgcspy_cupti.so from its writer thread once libcuda.so.1
+# is loaded; a 200 ms cudaMalloc leaves it time. On the double the subscriber
+# refuses (not NVIDIA's driver) and the shim says so once, unless quiet.
+if [ -f build/libgcspy_cupti.so ]; then
+  GCSPY_QUIET=0 run cuda_sync GS_CUDA_DOUBLE_SYNC_US=200000
+  n=$(grep -c 'CUPTI subscriber not attached' "$GS_DIR/err")
+  [ "$n" -eq 1 ] || fail "cuda_sync: $n lines about the CUPTI subscriber on stderr, expected 1: $(cat "$GS_DIR/err")"
+  cp "$GS_DUMP" "$GS_T/with_cupti.txt"
+  GCSPY_QUIET=0 GCSPY_CUPTI=0 run cuda_sync GS_CUDA_DOUBLE_SYNC_US=200000
+  grep -q 'CUPTI' "$GS_DIR/err" && fail "cuda_sync: GCSPY_CUPTI=0 still tried CUPTI: $(cat "$GS_DIR/err")"
+  # Same events either way: CUPTI's refusal changed nothing.
+  ev() { grep -E '^(alloc_ex|free_ex|pause)' "$1" | grep -v 'kind=host' | sed -E 's/ (t|t_end|dur_ns|addr|thread|stream)=[^ ]*//g'; }
+  [ "$(ev "$GS_T/with_cupti.txt")" = "$(ev "$GS_DUMP")" ] ||
+    fail "cuda_sync: CUDA events differ with and without the CUPTI attempt"
+else
+  echo "build/libgcspy_cupti.so not built (no CUPTI headers): the attach attempt is not checked"
+  run cuda_sync GS_CUDA_DOUBLE_SYNC_US=200000
+fi
+gs_done
