@@ -340,7 +340,8 @@ static int build_leaks(struct ctx *c)
             goto out;
     }
     r->freed_after_scan = m->last.n > matched ? m->last.n - matched : 0;
-    qsort(g.v, g.n, sizeof *g.v, leak_cmp);
+    if (g.n)
+        qsort(g.v, g.n, sizeof *g.v, leak_cmp);
     r->leaks = gs_arena_calloc(&r->arena, g.n ? g.n : 1, sizeof *r->leaks);
     if (!r->leaks)
         goto out;
@@ -453,13 +454,14 @@ static int build_pauses(struct ctx *c)
     if (!v)
         return -1;
     size_t k = 0;
-    memcpy(v, m->pauses.v, m->pauses.n * sizeof *v);
+    if (m->pauses.n)
+        memcpy(v, m->pauses.v, m->pauses.n * sizeof *v);
     k += m->pauses.n;
-    if (!rec_scan) {
+    if (!rec_scan && m->scan_pauses.n) {
         memcpy(v + k, m->scan_pauses.v, m->scan_pauses.n * sizeof *v);
         k += m->scan_pauses.n;
     }
-    if (!rec_cuda) {
+    if (!rec_cuda && m->cuda_calls.n) {
         memcpy(v + k, m->cuda_calls.v, m->cuda_calls.n * sizeof *v);
         k += m->cuda_calls.n;
     }

@@ -232,7 +232,8 @@ static int segs_rebuild(struct gs_model *m)
             r->mod = i + 1;
         }
     }
-    qsort(m->segs, m->nsegs, sizeof *m->segs, seg_cmp);
+    if (m->nsegs)
+        qsort(m->segs, m->nsegs, sizeof *m->segs, seg_cmp);
     m->segs_dirty = 0;
     return 0;
 }

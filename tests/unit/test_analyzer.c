@@ -830,3 +830,74 @@ Test(json, escapes_and_non_finite_numbers)
                           "\"n\":null}\n");
     free(buf);
 }
+
+/* ---- robustness ---- */
+
+static uint64_t fz_state;
+static uint64_t fz(uint64_t n)
+{
+    fz_state ^= fz_state << 13;
+    fz_state ^= fz_state >> 7;
+    fz_state ^= fz_state << 17;
+    return n ? fz_state % n : fz_state;
+}
+
+Test(robust, random_but_valid_records_never_break_the_analysis)
+{
+    /* every record type with arbitrary field values (small ranges, so ids
+     * and addresses collide): the analysis must finish and stay consistent */
+    struct gs_symbolizer *sym = gs_sym_new(0);
+    for (uint64_t seed = 1; seed <= 20; seed++) {
+        fz_state = seed * 0x9e3779b97f4a7c15ull;
+        struct gs_tb *tb = gs_tb_new();
+        if (fz(2))
+            proc_start(tb, seed);
+        uint64_t t = 0;
+        for (int i = 0; i < 4000; i++) {
+            t += fz(3000000);
+            uint64_t a = 0x1000 * (1 + fz(64)), id = fz(40), k = fz(6), c = fz(5);
+            switch (fz(20)) {
+            case 0: case 1: case 2: gs_tb_alloc(tb, t, fz(4), a, fz(5000), id); break;
+            case 3: case 4: gs_tb_free_rec(tb, t, a); break;
+            case 5: gs_tb_realloc(tb, t, 1, a, fz(9000), id); break;
+            case 6: gs_tb_alloc_ex(tb, t, 1, a, fz(1 << 22), id, k, fz(24), fz(3), 0, fz(5000000)); break;
+            case 7: gs_tb_free_ex(tb, t, 1, a, k, fz(24), fz(5000000)); break;
+            case 8: gs_tb_stack(tb, id, fz(40), fz(2) ? 0x400000 + fz(0x10000)
+                                                      : GS_IP_PYFRAME | (fz(8) << 32) | fz(100)); break;
+            case 9: gs_tb_scan_begin(tb, fz(4), t, fz(5), fz(2)); break;
+            case 10: case 11: gs_tb_scan_block(tb, fz(4), a, fz(5000), id, k, c); break;
+            case 12: gs_tb_scan_end(tb, &(struct gs_tb_scan_end){ .scan_id = fz(4), .t_start = t,
+                                                                 .t_end = t + fz(1000000) }); break;
+            case 13: gs_tb_marker(tb, t, 1, fz(3), fz(2) ? "step" : ""); break;
+            case 14: gs_tb_pause(tb, t, t + fz(10000000), fz(4), 1, fz(9), fz(9)); break;
+            case 15: gs_tb_sample(tb, t, fz(1 << 30), fz(1 << 20), 1, 1, 0, fz(1 << 20), fz(1 << 20), 0); break;
+            case 16: gs_tb_device_sample(tb, t, fz(40), fz(3), fz(1 << 30), fz(1 << 30), fz(9), fz(1 << 30)); break;
+            case 17: {
+                struct gs_tb_seg sg[2] = { { fz(0x1000), fz(0x10000), 5 }, { 0x20000, fz(0x1000), 6 } };
+                gs_tb_module(tb, fz(5), t, 0x400000 * fz(3), "/nonexistent/m.so", NULL, 0, fz(3), sg);
+                break;
+            }
+            case 18: gs_tb_module_unload(tb, fz(5), t); break;
+            default: gs_tb_pycode(tb, fz(8), "f.py", fz(2) ? "g" : "", fz(50)); break;
+            }
+            if (fz(500) == 0)
+                gs_tb_flush_chunk(tb);
+        }
+        if (fz(2))
+            gs_tb_trace_end(tb, t, 0, 0, 0, 0, 0);
+        struct gs_result *r = analyze_tb(tb, NULL, sym);
+        uint64_t blocks = 0;
+        for (uint32_t i = 0; i < r->nleaks; i++) {
+            blocks += r->leaks[i].blocks;
+            cr_assert(r->leaks[i].st.resolved);
+        }
+        uint64_t sum = 0;
+        for (int c = 0; c < GS_RC__N; c++)
+            for (int mc = 0; mc < GS_MC__N; mc++)
+                sum += r->summary[c][mc].blocks;
+        cr_assert_eq(blocks, sum, "seed %lu", (unsigned long)seed);
+        cr_assert_leq(r->tl.nb, GS_SERIES_BUCKETS);
+        gs_result_free(r);
+    }
+    gs_sym_free(sym);
+}
