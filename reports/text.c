@@ -94,8 +94,15 @@ static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         fprintf(f, "== process %" PRIu64, r->pid);
     if (r->have_proc && r->ppid)
         fprintf(f, " (parent %" PRIu64 ")", r->ppid);
-    if (r->have_proc)
-        fprintf(f, ": %s\n", r->command && *r->command ? r->command : "(unknown command)");
+    if (r->have_proc) {
+        /* one line, however the command was spelled (python -c "...") */
+        const char *cmd = r->command && *r->command ? r->command : "(unknown command)";
+        fputs(": ", f);
+        size_t i = 0;
+        for (; cmd[i] && i < 300; i++)
+            fputc((unsigned char)cmd[i] < 0x20 ? ' ' : cmd[i], f);
+        fputs(cmd[i] ? "...\n" : "\n", f);
+    }
     fprintf(f, "   trace %s", r->trace);
     if (r->host && *r->host)
         fprintf(f, ", host %s", r->host);
