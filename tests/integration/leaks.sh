@@ -11,6 +11,7 @@
 #   LEAKS=substr         run only the cases whose name contains substr
 #   LEAKS_VALGRIND=0     skip the valgrind comparison
 #   LEAKS_KEEP=1         keep the work directory (traces, dumps, logs)
+#   LEAKS_LIB=path.so    the shim to test (default build/libgcspy.so)
 #
 # The header directives (lines " * @word ..." in the program's opening
 # comment; docs/scanner-cases.md has the table of cases):
@@ -56,7 +57,7 @@ exec /usr/bin/python3 - <<'PY'
 import concurrent.futures, os, re, shutil, subprocess, sys, tempfile, time
 
 ROOT = os.getcwd()
-LIB = os.path.join(ROOT, 'build/libgcspy.so')
+LIB = os.path.abspath(os.environ.get('LEAKS_LIB') or os.path.join(ROOT, 'build/libgcspy.so'))
 CLI = os.path.join(ROOT, 'build/gcspy')
 BIN = os.path.join(ROOT, 'build/tests/leaks')
 SRC = os.path.join(ROOT, 'tests/programs')
@@ -322,7 +323,9 @@ def run_shim(name, spec, work):
                         % (n, text, p.stderr.strip()[-300:]))
     files = sorted(f for f in os.listdir(d) if '.trace' in f)
     if len(files) != spec['traces']:
-        errs.append('%d trace files, expected %d: %s' % (len(files), spec['traces'], files))
+        errs.append('%d trace files, expected %d: %s%s' % (
+            len(files), spec['traces'], files,
+            '; stderr: ' + p.stderr.strip()[-300:] if p.stderr.strip() else ''))
     traces = []
     for f in files:
         try:
