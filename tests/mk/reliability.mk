@@ -1,0 +1,42 @@
+# Reliability and security tests (docs/reliability.md): the shim under
+# faults and load, odd programs, the analyzer under bad and huge input,
+# fuzzing of the trace reader, and the sanitizer build.
+#
+#   build/tests/programs/rel_*      programs for the cases (tests/programs/rel_*.c,
+#                                   expected outcome at the top of each), run by
+#                                   tests/integration/rel_*.sh
+#   build/tests/programs/rel_tracecount   exact replay checker for big traces
+#   build/tests/fuzz/fuzz_reader    libFuzzer target: the trace reader
+#   build/tests/fuzz/fuzz_analyze   libFuzzer target: reader, replay, reports
+#
+#   make fuzz   long fuzz run of both targets (FUZZ_SECONDS=600 each), corpus
+#               grown in build/tests/fuzz/corpus-*, crashes in build/tests/fuzz/
+#   make soak   full-size load tests (SOAK_SECONDS=60: 64 threads for a minute,
+#               10M live blocks, 100M events)
+#   make asan   analyzer, CLI, unit tests and fuzz regression inputs built with
+#               -fsanitize=address,undefined into build-asan/ and run, then the
+#               whole integration suite against the sanitized CLI
+#
+# The fuzz targets need clang and its libFuzzer runtime (libclang-rt-14-dev);
+# without them the targets and the CI fuzz test are skipped.
+
+REL_DIR      := $(BUILD)/tests/programs
+REL_CFLAGS   := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -pthread -Iinclude
+REL_SRCS     := $(filter-out tests/programs/rel_tracecount.c tests/programs/rel_mkbig.c \
+                  tests/programs/rel_static.c tests/programs/rel_setuid.c, \
+                  $(wildcard tests/programs/rel_*.c))
+REL_PROGS    := $(REL_SRCS:tests/programs/%.c=$(REL_DIR)/%)
+REL_TOOLS    := $(REL_DIR)/rel_tracecount
+
+TEST_DEPS += $(REL_PROGS) $(REL_TOOLS) $(BUILD)/libgcspy.so $(BUILD)/gcspy
+
+.PHONY: rel-programs
+rel-programs: $(REL_PROGS) $(REL_TOOLS)
+
+$(REL_PROGS): $(REL_DIR)/%: tests/programs/%.c
+	@mkdir -p $(@D)
+	$(CC) $(REL_CFLAGS) -o $@ $< -ldl
+
+$(REL_DIR)/rel_tracecount: tests/programs/rel_tracecount.c $(BUILD)/obj/analyzer/trace_reader.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -O2 -o $@ $(filter %.c %.o,$^) -lzstd
