@@ -21,8 +21,9 @@
  * of. Completed buffers are handed to our own thread: CUPTI may complete a
  * buffer on a program thread inside a CUDA call, where the shim's hook would
  * make the bridge drop everything, and a record may have to wait for the
- * exit callback of the call that made it (records.c). The thread blocks all
- * signals and holds no lock while it calls the bridge.
+ * exit callback of the call that made it (records.c). The thread blocks the
+ * program's signals (not the real-time ones: the shim's leak scans stop
+ * threads with one) and holds no lock while it calls the bridge.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -139,9 +140,14 @@ static void *buffer_thread(void *arg)
 
 static int start_buffer_thread(void)
 {
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old); /* inherited by the thread */
+    /* The program's signals go to the program's threads; real-time signals
+     * stay open: the shim stops every thread with one for its leak scans,
+     * and a thread that blocks it makes every scan fail. */
+    sigset_t mask, old;
+    sigfillset(&mask);
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+        sigdelset(&mask, s);
+    pthread_sigmask(SIG_SETMASK, &mask, &old); /* inherited by the thread */
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);

@@ -27,17 +27,26 @@
 #                    is not NVIDIA's driver: refused in one line) and the
 #                    trace is the same as with GCSPY_CUPTI=0
 # Every trace must also pass the consistency checker (tests/lib.sh).
-# What needs a real GPU (CUPTI, the cuGetProcAddress case, PyTorch) is in
-# scripts/gpu-check.sh; docs/gpu.md says which is which.
+#
+# GS_CUDA_REAL=1 (scripts/gpu-check.sh, on a machine with a GPU): the same
+# programs linked against the toolkit's real libcudart, from GS_CUDA_PROGS,
+# on the real driver, with libgcspy_cupti.so attached: what only the double
+# can do is left out (its memory size and call delays, the refusal), the
+# host side of the scans is not judged (the real libraries allocate), and
+# each program must give the same CUDA events with GCSPY_CUPTI=0 as with
+# CUPTI attached (one call, one event). docs/gpu.md says which paths are
+# tested where.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+REAL=${GS_CUDA_REAL:-0}
 if [ ! -f "$CUDA_HOME/include/cuda_runtime_api.h" ]; then
   echo "no CUDA toolkit headers under $CUDA_HOME (HAVE_CUDA is not 1): CUDA programs not built"
   exit 77
 fi
 . tests/lib.sh
 gs_init cuda_shim
+[ "$REAL" = 1 ] && GS_PROGS=$(realpath "${GS_CUDA_PROGS:-build/gpu-check/programs}")
 gs_need cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
         cuda_pinned_leak cuda_async_vmm cuda_oom cuda_stress cuda_sync
 unset GS_CUDA_DOUBLE_MEM GS_CUDA_DOUBLE_DEVICES GS_CUDA_DOUBLE_SYNC_US LD_LIBRARY_PATH
@@ -48,7 +57,9 @@ import json
 import sys
 from gstrace import *
 
+import os
 case, dump, report, prog = sys.argv[1:5]
+REAL = os.environ.get('GS_CUDA_REAL') == '1'
 tr = Trace(dump)
 rep = json.load(open(report))['processes'][0]
 MIB = 1 << 20
@@ -77,6 +88,8 @@ def cuda_blocks(blocks, cls=None):
                   if b.kind != 'host' and (cls is None or b['class'] == cls))
 
 def no_definite_host(blocks, where):
+    if REAL:
+        return  # the real runtime and driver allocate, and may leak, on their own
     bad = [(b.size, b['class']) for b in blocks if b.kind == 'host' and b['class'] == 'definite']
     assert not bad, '%s: definite host leaks %s (the program leaks no host memory)' % (where, bad)
 
@@ -159,7 +172,7 @@ elif case.startswith('cuda_kept_'):
     kept = size + (4096 if case == 'cuda_kept_pinned' else 0)
     assert end.reachable_bytes >= kept, 'the scan found %d bytes reachable, < %d kept' % (
         end.reachable_bytes, kept)
-    if case == 'cuda_kept_pinned':
+    if case == 'cuda_kept_pinned' and not REAL:
         # One pinned block (a failed cudaFree of it may re-record it).
         pin = {(r.addr, r.size) for r in allocs('pinned')}
         assert [n for _, n in pin] == [4096], pin
@@ -201,11 +214,15 @@ elif case == 'cuda_async_vmm':
 elif case == 'cuda_oom':
     dev = allocs('device')
     sizes = [r.size for r in dev]
-    assert sizes == [48 * MIB, 48 * MIB], 'device allocations %s: the failed calls made events' % sizes
+    if REAL:  # three quarters of the free memory, twice
+        assert len(sizes) == 2 and sizes[0] == sizes[1] and sizes[0] >= 256 * MIB, \
+            'device allocations %s: the failed calls made events' % sizes
+    else:
+        assert sizes == [48 * MIB, 48 * MIB], 'device allocations %s: the failed calls made events' % sizes
+        assert not [r for r in tr.of('alloc_ex', 'alloc') if r.size > 64 * MIB]
     assert freed([r.addr for r in dev])
-    assert not [r for r in tr.of('alloc_ex', 'alloc') if r.size > 64 * MIB]
     nothing_cuda_live_at_end()
-    print('oom: only the two successful 48 MiB allocations recorded')
+    print('oom: only the two successful allocations of %d bytes recorded' % sizes[0])
 elif case == 'cuda_stress':
     ev = [r for r in tr.of('alloc_ex', 'free_ex') if r.kind == 'device']
     na = sum(1 for r in ev if r.type == 'alloc_ex')
@@ -223,11 +240,14 @@ elif case == 'cuda_stress':
 elif case == 'cuda_sync':
     dev = allocs('device')
     assert [r.size for r in dev] == [65536] and freed([dev[0].addr]), dev
-    p = [r for r in tr.of('pause') if r.kind == 'cuda_sync']
-    long_ = [r for r in p if r.t_end - r.t >= 200000000]
-    assert len(long_) == 2, 'cuda_sync pauses of >= 200 ms: %d (%s)' % (
-        len(long_), [(r.t_end - r.t) for r in p])
-    print('sync: malloc and free are two CUDA_SYNC pauses of >= 200 ms')
+    if REAL:
+        print('sync: one 65536-byte device block allocated and freed')
+    else:
+        p = [r for r in tr.of('pause') if r.kind == 'cuda_sync']
+        long_ = [r for r in p if r.t_end - r.t >= 200000000]
+        assert len(long_) == 2, 'cuda_sync pauses of >= 200 ms: %d (%s)' % (
+            len(long_), [(r.t_end - r.t) for r in p])
+        print('sync: malloc and free are two CUDA_SYNC pauses of >= 200 ms')
 else:
     sys.exit('unknown case ' + case)
 PY
@@ -248,6 +268,29 @@ run() {
     fail "$name: see above"
 }
 
+# The CUDA events of a dump with what varies from run to run taken out.
+cuda_events() {
+  grep -E '^(alloc_ex|free_ex)' "$1" | grep -v 'kind=host' |
+    sed -E 's/ (t|dur_ns|addr|thread|stream|stack)=[^ ]*//g' | sort
+}
+
+if [ "$REAL" = 1 ]; then
+  # CUPTI attached (its exit line), and one call is one event: the same CUDA
+  # events as without it.
+  for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
+           cuda_pinned_leak cuda_async_vmm cuda_oom cuda_stress cuda_sync; do
+    GCSPY_QUIET=0 run "$p" || continue
+    grep -q '^gcspy: cupti: ' "$GS_DIR/err" ||
+      fail "$p: CUPTI not attached: $(grep -i cupti "$GS_DIR/err" | head -3)"
+    cuda_events "$GS_DUMP" >"$GS_T/$p.with"
+    GCSPY_CUPTI=0 run "$p" || continue
+    cuda_events "$GS_DUMP" >"$GS_T/$p.without"
+    cmp -s "$GS_T/$p.with" "$GS_T/$p.without" ||
+      fail "$p: CUDA events differ with CUPTI attached: $(diff "$GS_T/$p.without" "$GS_T/$p.with" | head -8)"
+  done
+  gs_done
+fi
+
 for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
          cuda_pinned_leak cuda_async_vmm; do
   run "$p"
@@ -262,12 +305,11 @@ if [ -f build/libgcspy_cupti.so ]; then
   GCSPY_QUIET=0 run cuda_sync GS_CUDA_DOUBLE_SYNC_US=200000
   n=$(grep -c 'CUPTI subscriber not attached' "$GS_DIR/err")
   [ "$n" -eq 1 ] || fail "cuda_sync: $n lines about the CUPTI subscriber on stderr, expected 1: $(cat "$GS_DIR/err")"
-  cp "$GS_DUMP" "$GS_T/with_cupti.txt"
+  cuda_events "$GS_DUMP" >"$GS_T/sync.with"
   GCSPY_QUIET=0 GCSPY_CUPTI=0 run cuda_sync GS_CUDA_DOUBLE_SYNC_US=200000
   grep -q 'CUPTI' "$GS_DIR/err" && fail "cuda_sync: GCSPY_CUPTI=0 still tried CUPTI: $(cat "$GS_DIR/err")"
-  # Same events either way: CUPTI's refusal changed nothing.
-  ev() { grep -E '^(alloc_ex|free_ex|pause)' "$1" | grep -v 'kind=host' | sed -E 's/ (t|t_end|dur_ns|addr|thread|stream)=[^ ]*//g'; }
-  [ "$(ev "$GS_T/with_cupti.txt")" = "$(ev "$GS_DUMP")" ] ||
+  cuda_events "$GS_DUMP" >"$GS_T/sync.without"
+  cmp -s "$GS_T/sync.with" "$GS_T/sync.without" ||
     fail "cuda_sync: CUDA events differ with and without the CUPTI attempt"
 else
   echo "build/libgcspy_cupti.so not built (no CUPTI headers): the attach attempt is not checked"
