@@ -199,10 +199,11 @@ static void print_summary(void)
         return;
     fprintf(stderr,
             "gcspy: cupti: %lu API events (%lu nested, %lu failed calls), %lu activity records "
-            "(%lu repeats, %lu new, %lu not used), %lu dropped by CUPTI\n",
+            "(%lu repeats, %lu new, %lu not used), %lu dropped by CUPTI; %s%s\n",
             atomic_load(&c.st.api_events), atomic_load(&c.st.api_nested),
             atomic_load(&c.st.api_failed), atomic_load(&c.st.records), atomic_load(&c.st.repeats),
-            atomic_load(&c.st.sent), atomic_load(&c.st.ignored), atomic_load(&c.st.dropped));
+            atomic_load(&c.st.sent), atomic_load(&c.st.ignored), atomic_load(&c.st.dropped),
+            lib.path, c.activity ? "" : " (MEMORY2 records off: callbacks only)");
 }
 
 /* Runs before the shim's exit scan: atexit handlers run in reverse order of

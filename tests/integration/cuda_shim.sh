@@ -275,6 +275,9 @@ cuda_events() {
 }
 
 if [ "$REAL" = 1 ]; then
+  # The shim attaches CUPTI on the writer's first tick after libcuda.so.1
+  # loads: tick often, so short programs have it attached early.
+  export GCSPY_FLUSH_MS=10
   # CUPTI attached (its exit line), and one call is one event: the same CUDA
   # events as without it.
   for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
