@@ -187,16 +187,18 @@ static inline struct gs_shard *gs_shard_of(uint64_t addr)
      * one thread land in one buffer, so address deltas stay small. */
     return &gs_shards[((addr >> 16) * 0x9E3779B97F4A7C15ull) >> 57];
 }
-/* Slot of an address in its shard's table. Locality-preserving: blocks close
- * in memory get slots close in the table, so both the hot path (malloc
- * returns neighbouring addresses) and the scanner (it follows pointers to
- * neighbours) stay in cache. All blocks of one 4 KiB page have their home in
- * one aligned window of 256 slots (the scanner's interior lookup relies on
- * it); the (addr >> 12) term spreads page-aligned blocks; the mixed high bits
- * spread distant 16 MiB windows. */
+/* Slot of an address in its shard's table. The page (4 KiB) picks, by a
+ * hash, an aligned window of 256 slots; the address within the page picks
+ * the slot in that window (xor a per-page hash, so pages laid out alike do
+ * not collide slot for slot). So the blocks of one page sit together
+ * (malloc hands out neighbours: the hot path stays in cache), every block of
+ * a page has its home in one window (the scanner's interior lookup reads
+ * just that window), and pages spread evenly over the table. Tables start
+ * at 1024 slots, so a window always fits. */
 static inline uint64_t gs_slot_of(uint64_t addr, uint64_t mask)
 {
-    return ((addr >> 4) ^ (addr >> 12) ^ ((addr >> 24) * 0x9E3779B97F4A7C15ull >> 32)) & mask;
+    uint64_t ph = (addr >> 12) * 0x9E3779B97F4A7C15ull;
+    return (((ph >> 32) << 8) | (((addr >> 4) ^ (ph >> 56)) & 255)) & mask;
 }
 static inline struct gs_block *gs_table_lookup(const struct gs_shard *sh, uint64_t addr)
 {
