@@ -158,8 +158,11 @@ class Trace:
     """The scans of one trace, from `gcspy dump`."""
 
     def __init__(self, path):
-        out = subprocess.run([CLI, 'dump', path], capture_output=True, text=True,
-                             errors='replace')
+        try:
+            out = subprocess.run([CLI, 'dump', path], capture_output=True, text=True,
+                                 errors='replace')
+        except OSError as e:
+            raise CaseError('cannot run %s: %s' % (CLI, e))
         if out.returncode != 0:
             raise CaseError('gcspy dump %s: %s' % (os.path.basename(path), out.stderr.strip()))
         self.path = path
@@ -377,6 +380,13 @@ def run_valgrind(name, spec, work):
 
 
 def run_case(name, src, work):
+    try:
+        return check_case(name, src, work)
+    except Exception as e:  # one clear line, never a traceback that hides the other cases
+        return False, 'FAIL %s: %s: %s' % (name, type(e).__name__, e)
+
+
+def check_case(name, src, work):
     try:
         spec = parse_header(src)
     except CaseError as e:

@@ -1,7 +1,7 @@
 /*
  * leak_scan_bytes: GCSPY_SCAN_BYTES=1M requests a scan after every MiB
  * allocated. The program leaks 1001 bytes, then allocates and frees 64 KiB
- * forty times (2.5 MiB), pausing 2 ms between rounds so the writer thread
+ * forty times (2.5 MiB), pausing 5 ms between rounds so the writer thread
  * can run the scans it was woken for: at least two such scans, plus the exit
  * scan, each reporting the leak and nothing else.
  *
@@ -44,7 +44,7 @@ int main(void)
     clobber_stack();
     for (int i = 0; i < 40; i++) {
         churn();
-        struct timespec ts = {0, 2 * 1000 * 1000};
+        struct timespec ts = {0, 5 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
     clobber_stack();

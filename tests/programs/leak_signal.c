@@ -1,8 +1,8 @@
 /*
  * leak_signal: a scan requested by signal. With GCSPY_SCAN_SIGNAL=12 the
  * shim handles SIGUSR2 by waking its writer thread, which runs the scan
- * (trigger=signal) while main sleeps. The scan and the exit scan both show
- * the 1001-byte leak as definite.
+ * (trigger=signal) while main sleeps (1 s). The scan and the exit scan
+ * both show the 1001-byte leak as definite.
  *
  * @env GCSPY_SCAN_SIGNAL=12
  * @scans signal 1
@@ -40,7 +40,7 @@ int main(void)
     leak();
     clobber_stack();
     raise(SIGUSR2);
-    struct timespec ts = {0, 300 * 1000 * 1000};
+    struct timespec ts = {1, 0}; /* time for the writer thread, even on a loaded machine */
     while (nanosleep(&ts, &ts))
         ;
     return 0;
