@@ -8,7 +8,7 @@
  * same for any leaked block of 50 MiB, not for 8 MiB); its numbers are
  * pinned separately.
  *
- * @valgrind expect definite=1048576 indirect=0 possible=104857600: memcheck finds a stray word inside the 100 MiB range
+ * @valgrind expect definite=1048576 indirect=0 possible=104857600: see above
  *
  * @scans exit 1
  * @scan exit definite=2/105906176 indirect=0/0 possible=0/0
