@@ -20,10 +20,12 @@
  * time the interpreter's version is checked (Py_Version), and any other
  * version gets one line and native stacks only.
  *
- * Thread safety: a thread reads only its own frame chain. New code objects
- * are interned only by the thread that holds the GIL (their names are read
- * through the str API); a thread running without the GIL records a frame of
- * a not-yet-interned code object as code id 0 (file unknown), with its line.
+ * Thread safety: a thread reads only its own frame chain. A code object's
+ * names are read in place when they are compact ASCII strings (immutable, so
+ * no GIL is needed), through the str API otherwise, which only the GIL
+ * holder may call: a thread running without the GIL (C code that released
+ * it, ctypes calls) records a frame whose code has a non-ASCII name and was
+ * not seen before as code id 0 (file unknown), with its line.
  *
  * Steps: PyTorch wraps every Optimizer.step in profile_hook_step's wrapper
  * (torch 1.13 and 2.x). A thread whose allocation stack contains that
@@ -111,8 +113,23 @@ static int ends_with(const char *s, size_t n, const char *suffix)
     return n >= k && !memcmp(s + n - k, suffix, k);
 }
 
-/* Returns the entry of a code object; interns it (caller holds the GIL) or
- * returns NULL when it is new and the caller may not intern. */
+/* The bytes of a str. Compact ASCII strings (file and function names almost
+ * always are) are read in place, which is safe without the GIL: a str never
+ * changes. Others need the str API, hence the GIL. */
+static const char *str_bytes(PyObject *o, Py_ssize_t *len, int gil)
+{
+    if (!o || !(Py_TYPE(o)->tp_flags & Py_TPFLAGS_UNICODE_SUBCLASS))
+        return NULL;
+    PyASCIIObject *a = (PyASCIIObject *)o;
+    if (a->state.compact && a->state.ascii && a->state.ready) {
+        *len = a->length;
+        return (const char *)(a + 1);
+    }
+    return gil ? p_utf8(o, len) : NULL;
+}
+
+/* Returns the entry of a code object, interning it when new; NULL when it
+ * cannot be interned now (table full, or a non-ASCII name without the GIL). */
 static struct pycode *code_get(PyCodeObject *co, int may_intern)
 {
     uintptr_t c = (uintptr_t)co;
@@ -127,8 +144,6 @@ static struct pycode *code_get(PyCodeObject *co, int may_intern)
             break;
         j = (j + 1) & mask;
     }
-    if (!may_intern)
-        return NULL;
     gs_spin_lock(&codes_lock);
     /* Re-probe under the lock, then insert. */
     j = code_hash(c) & mask;
@@ -147,8 +162,12 @@ static struct pycode *code_get(PyCodeObject *co, int may_intern)
         return NULL; /* table full: frames of new code objects stay anonymous */
     }
     Py_ssize_t flen = 0, nlen = 0;
-    const char *file = co->co_filename ? p_utf8(co->co_filename, &flen) : NULL;
-    const char *name = co->co_qualname ? p_utf8(co->co_qualname, &nlen) : NULL;
+    const char *file = str_bytes(co->co_filename, &flen, may_intern);
+    const char *name = str_bytes(co->co_qualname, &nlen, may_intern);
+    if ((!file && co->co_filename) || (!name && co->co_qualname)) {
+        gs_spin_unlock(&codes_lock);
+        return NULL; /* a non-ASCII name, and no GIL to convert it */
+    }
     if (!file) {
         file = "?";
         flen = 1;
