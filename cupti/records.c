@@ -304,19 +304,40 @@ static void pend_delete(struct gs_cupti *c, struct gs_cupti_pend *e)
     c->npend--;
 }
 
+static int stale(const struct gs_cupti *c, const struct gs_cupti_pend *e, uint64_t abandon_before)
+{
+    return (c->newest_ns > e->t_ns && c->newest_ns - e->t_ns > GS_CUPTI_STALE_NS) ||
+           (c->flushed_ns > e->t_ns && c->flushed_ns - e->t_ns > GS_CUPTI_FLUSHED_NS) ||
+           e->t_ns < abandon_before;
+}
+
 /* Drops entries no record will match any more. */
 static void pend_sweep(struct gs_cupti *c, uint64_t now)
 {
-    for (uint32_t i = 0; i < GS_CUPTI_PENDING;) {
-        struct gs_cupti_pend *e = &c->pend[i];
-        if (e->key && ((c->newest_ns > e->t_ns && c->newest_ns - e->t_ns > GS_CUPTI_STALE_NS) ||
-                       (now > e->t_ns && now - e->t_ns > GS_CUPTI_ABANDON_NS))) {
-            atomic_fetch_add(&c->st.pending_stale, 1);
-            pend_delete(c, e); /* may shift a later entry into slot i */
-            continue;
+    for (int pass = 0; pass < 2; pass++) {
+        uint64_t abandon = pass && now > GS_CUPTI_ABANDON_NS ? now - GS_CUPTI_ABANDON_NS : 0;
+        for (uint32_t i = 0; i < GS_CUPTI_PENDING;) {
+            struct gs_cupti_pend *e = &c->pend[i];
+            if (e->key && stale(c, e, abandon)) {
+                atomic_fetch_add(&c->st.pending_stale, 1);
+                pend_delete(c, e); /* may shift a later entry into slot i */
+                continue;
+            }
+            i++;
         }
-        i++;
+        if (c->npend < GS_CUPTI_PENDING * 3 / 4)
+            break;
     }
+}
+
+void gs_cupti_flushed(struct gs_cupti *c, uint64_t t)
+{
+    pthread_mutex_lock(&c->lock);
+    if (t > c->flushed_ns)
+        c->flushed_ns = t;
+    if (c->npend)
+        pend_sweep(c, c->ops->now_ns());
+    pthread_mutex_unlock(&c->lock);
 }
 
 /* A callback handled an event: its record is to be dropped. */

@@ -55,9 +55,12 @@ struct gs_cupti_ops {
 #define GS_CUPTI_POOLS     256u   /* stream-ordered memory pools */
 #define GS_CUPTI_SYNC_NS   50000u /* calls this long are CUDA_SYNC pauses (as the hooks) */
 /* A pending entry is stale, and dropped, once records 2 s newer than it
- * have been handled, or 30 s after it was made when no record comes. */
+ * have been handled, or once a flush that began 1 s after it was made has
+ * delivered every record (memory records are complete when written). With
+ * the table 3/4 full anyway, entries older than 60 s go too. */
 #define GS_CUPTI_STALE_NS       2000000000ull
-#define GS_CUPTI_ABANDON_NS    30000000000ull
+#define GS_CUPTI_FLUSHED_NS     1000000000ull
+#define GS_CUPTI_ABANDON_NS    60000000000ull
 /* How long a record waits for the exit callback of the call that made it. */
 #define GS_CUPTI_WAIT_NS        200000000ull
 
@@ -102,10 +105,11 @@ struct gs_cupti {
     int activity;     /* MEMORY2 records are on: callbacks leave pending entries */
     int vmm_samples;  /* write VMM DEVICE_SAMPLEs (standalone: no hooks write them) */
     int64_t clock_offset; /* gcspy ns - CUPTI ns */
-    /* lock: pend, npend, newest_ns, pools. Held for a few loads and stores,
+    /* lock: pend, npend, newest_ns, flushed_ns, pools. Held for a few loads and stores,
      * never across a bridge call or a wait. */
     pthread_mutex_t lock;
     uint64_t newest_ns;   /* gcspy time of the newest record handled */
+    uint64_t flushed_ns;  /* every record made before this was handled */
     uint64_t last_sweep_ns;
     uint32_t npend;
     struct gs_cupti_pend pend[GS_CUPTI_PENDING];
@@ -137,6 +141,9 @@ uint64_t gs_cupti_time(const struct gs_cupti *c, uint64_t cupti_ns);
  * Returns 1 when it made a bridge call, else 0. */
 int gs_cupti_on_api(struct gs_cupti *c, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                     const CUpti_CallbackData *cb);
+/* A flush that began at gcspy time t delivered, and the subscriber handled,
+ * every buffer CUPTI held. */
+void gs_cupti_flushed(struct gs_cupti *c, uint64_t t);
 /* One activity record: an enum gs_cupti_outcome. */
 int gs_cupti_on_record(struct gs_cupti *c, const CUpti_Activity *rec);
 /* Every record of a completed buffer (through ops->next_record); returns

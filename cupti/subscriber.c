@@ -117,13 +117,51 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
     handle_buffer(buf, valid); /* no thread, or it is far behind */
 }
 
+/* Records of a buffer that is not full would wait for the next flush
+ * (exit, at worst) while the pending entries of their calls age: ask for
+ * every completed record twice a second. */
+#define GS_CUPTI_FLUSH_NS 500000000ull
+
 static void *buffer_thread(void *arg)
 {
     (void)arg;
+    uint64_t next_flush = core.now_ns() + GS_CUPTI_FLUSH_NS;
     pthread_mutex_lock(&qlock);
     for (;;) {
-        while (!qlen)
-            pthread_cond_wait(&qcond, &qlock);
+        while (!qlen) {
+            uint64_t now = core.now_ns();
+            if (now >= next_flush && atomic_load(&state) == ST_ON) {
+                /* FlushAll hands completed buffers to buffer_completed,
+                 * which queues them for us: drop the lock meanwhile. */
+                pthread_mutex_unlock(&qlock);
+                int ok = lib.ActivityFlushAll(0) == CUPTI_SUCCESS;
+                pthread_mutex_lock(&qlock);
+                while (qlen) {
+                    uint8_t *b = queue[qhead].buf;
+                    size_t v = queue[qhead].valid;
+                    qhead = (qhead + 1) % GS_CUPTI_QUEUE;
+                    qlen--;
+                    qbusy = 1;
+                    pthread_mutex_unlock(&qlock);
+                    handle_buffer(b, v);
+                    pthread_mutex_lock(&qlock);
+                    qbusy = 0;
+                }
+                pthread_cond_broadcast(&qcond);
+                if (ok)
+                    gs_cupti_flushed(&c, now);
+                next_flush = core.now_ns() + GS_CUPTI_FLUSH_NS;
+                continue;
+            }
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 100 * 1000 * 1000;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&qcond, &qlock, &until);
+        }
         uint8_t *buf = queue[qhead].buf;
         size_t valid = queue[qhead].valid;
         qhead = (qhead + 1) % GS_CUPTI_QUEUE;

@@ -785,6 +785,28 @@ Test(cupti_activity, stale_pending_entries_are_dropped)
         cr_assert(!c.pend[i].key || c.pend[i].key > 0xffff000000000000ull);
 }
 
+Test(cupti_activity, entries_a_flush_did_not_match_are_dropped)
+{
+    void *p = NULL;
+    cudaMalloc_v3020_params prm = {.devPtr = &p, .size = 256};
+    rt_call(RTID(cudaMalloc_v3020), &prm, &p, (void *)DEV_A, 0, 0, 10);
+    uint64_t t_a = fake_now;
+    fake_now += 500000000ull;
+    rt_call(RTID(cudaMalloc_v3020), &prm, &p, (void *)DEV_B, 0, 0, 10);
+    cr_assert_eq(c.npend, 2);
+    /* A flush begun 0.9 s after the first event: too close to judge. */
+    gs_cupti_flushed(&c, t_a + 900000000ull);
+    cr_assert_eq(c.npend, 2);
+    /* One begun 1.2 s after it delivered everything made before: the first
+     * entry's record is not coming; the second is still too young. */
+    fake_now += 1000000000ull;
+    gs_cupti_flushed(&c, t_a + 1200000000ull);
+    cr_assert_eq(c.npend, 1);
+    cr_assert_eq(atomic_load(&c.st.pending_stale), 1);
+    cr_assert_eq(feed(mem_rec(ALLOC_OP, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, DEV_A, 256, 0, 1)), GS_CUPTI_SENT);
+    cr_assert_eq(feed(mem_rec(ALLOC_OP, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, DEV_B, 256, 0, 2)), GS_CUPTI_REPEAT);
+}
+
 /* ---- the built library, with no NVIDIA driver ---- */
 
 #ifndef GS_CUPTI_SO
