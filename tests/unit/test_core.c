@@ -67,10 +67,11 @@ static void make_env(const char *pattern, const char *const *extra)
     snprintf(outvar, sizeof outvar, "GCSPY_OUTPUT=%s/%s", dir, pattern);
     int n = 0;
     envp[n++] = outvar;
+    /* extra first: the first of two settings of a variable is the one used */
+    for (; extra && *extra && n < 13; extra++)
+        envp[n++] = (char *)*extra;
     envp[n++] = "GCSPY_QUIET=1";
     envp[n++] = "GCSPY_SCAN_AT_EXIT=0";
-    for (; extra && *extra && n < 15; extra++)
-        envp[n++] = (char *)*extra;
     envp[n] = NULL;
 }
 
@@ -689,16 +690,54 @@ Test(core, options_reach_the_process_record)
     cr_assert_eq(p->u.proc.unwinder, GS_UNWIND_LIBUNWIND);
 }
 
+/* Runs gs_core_early_init with stderr captured into buf. */
+static int early_init_captured(char *buf, size_t len)
+{
+    char p[128];
+    snprintf(p, sizeof p, "%s/stderr", dir);
+    int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    cr_assert_geq(fd, 0);
+    int saved = dup(2);
+    dup2(fd, 2);
+    int rc = gs_core_early_init(envp);
+    dup2(saved, 2);
+    close(saved);
+    ssize_t n = pread(fd, buf, len - 1, 0);
+    close(fd);
+    unlink(p);
+    buf[n > 0 ? n : 0] = 0;
+    return rc;
+}
+
 Test(core, bad_option_values_keep_defaults)
 {
     static const char *const extra[] = {"GCSPY_DEPTH=lots", "GCSPY_UNWIND=magic",
-                                        "GCSPY_FLUSH_MS=1", NULL};
-    start_core("opt.trace", extra);
+                                        "GCSPY_FLUSH_MS=1", "GCSPY_QUIET=0", NULL};
+    make_env("opt.trace", extra);
+    char err[1024];
+    cr_assert_eq(early_init_captured(err, sizeof err), 0);
+    /* one line per bad value, in options.def order; a clamped value is not bad */
+    cr_assert_str_eq(err, "gcspy: ignoring GCSPY_UNWIND=magic: not a valid value (default fp)\n"
+                          "gcspy: ignoring GCSPY_DEPTH=lots: not a valid value (default 64)\n");
+    cr_assert_eq(gs_core_start(), 0);
+    gs_opt.quiet = 1; /* no exit summary on the test's stderr */
     cr_assert_eq(gs_opt.depth, 64);
     cr_assert_eq(gs_opt.unwind, GS_UNWIND_FP);
     cr_assert_eq(gs_opt.flush_ms, 10, "flush interval below the 10 ms floor");
     struct trace t = finish(0);
     cr_assert_eq(only(&t, GS_REC_PROCESS_START)->u.proc.depth, 64);
+}
+
+Test(core, quiet_silences_option_warnings)
+{
+    /* GCSPY_QUIET=1: "print nothing on stderr", bad values included, wherever
+     * the options sit in options.def. */
+    static const char *const extra[] = {"GCSPY_DEPTH=lots", "GCSPY_SAMPLE_MS=x", NULL};
+    make_env("opt.trace", extra);
+    char err[1024];
+    cr_assert_eq(early_init_captured(err, sizeof err), 0);
+    cr_assert_str_eq(err, "", "stderr with GCSPY_QUIET=1: %s", err);
+    cr_assert_eq(gs_opt.depth, 64);
 }
 
 Test(core, disabled_writes_nothing)
