@@ -28,7 +28,7 @@
  * not seen before as code id 0 (file unknown), with its line.
  *
  * Steps: PyTorch wraps every Optimizer.step in profile_hook_step's wrapper
- * (torch 1.13 and 2.x). A thread whose allocation stack contains that
+ * (torch 1.13 and 2.x; the qualified names differ, the suffix does not). A thread whose allocation stack contains that
  * wrapper's frame when its previous allocation's did not has started a step:
  * a MARKER of kind STEP is written. No hook is installed into torch.
  *
@@ -178,7 +178,9 @@ static struct pycode *code_get(PyCodeObject *co, int may_intern)
     }
     e->id = next_code++;
     e->firstline = co->co_firstlineno;
-    e->is_step = !strcmp(name, "Optimizer.profile_hook_step.<locals>.wrapper") &&
+    /* torch 1.13: Optimizer._hook_for_profile.<locals>.profile_hook_step.
+     * <locals>.wrapper; torch 2.x: Optimizer.profile_hook_step.<locals>.wrapper */
+    e->is_step = ends_with(name, (size_t)nlen, "profile_hook_step.<locals>.wrapper") &&
                  ends_with(file, (size_t)flen, "optim/optimizer.py");
     emit_pycode(e->id, file, (size_t)flen, name, (size_t)nlen, co->co_firstlineno);
     atomic_store_explicit(&e->code, c, memory_order_release);
