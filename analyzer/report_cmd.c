@@ -14,6 +14,9 @@
 #include "cmdutil.h"
 #include "commands.h"
 
+/* reports/html.c: the JSON report inside a self-contained page */
+extern const struct gs_reporter gs_reporter_html;
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -119,17 +122,15 @@ int gs_cmd_report(int argc, char **argv)
         fprintf(stderr, "gcspy report: no trace given (see gcspy report --help)\n");
         goto out;
     }
-    const struct gs_reporter *rep = gs_reporter_find(format);
+    const struct gs_reporter *rep = strcmp(format, "html") == 0 ? &gs_reporter_html
+                                                                 : gs_reporter_find(format);
     if (!rep || rep == &gs_reporter_junit) {
-        if (strcmp(format, "html") == 0)
-            fprintf(stderr, "gcspy report: --format html is not available yet (use text or json)\n");
-        else
-            fprintf(stderr, "gcspy report: unknown format '%s' (text, json or html)\n", format);
+        fprintf(stderr, "gcspy report: unknown format '%s' (text, json or html)\n", format);
         goto out;
     }
     if (ro.max_groups)
         ao.max_groups = ro.max_groups;
-    if (ro.show_reachable || rep == &gs_reporter_json)
+    if (ro.show_reachable || rep == &gs_reporter_json || rep == &gs_reporter_html)
         ao.max_groups = ro.max_groups ? ro.max_groups : rep->max_groups;
 
     struct gs_loaded ld;

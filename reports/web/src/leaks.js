@@ -1,0 +1,182 @@
+// The Leaks section: the report's leak groups (one allocation stack, class
+// and memory kind each) in a table that sorts by any column and whose rows
+// open to the whole stack with source files and lines, and a flame graph
+// (d3-flame-graph) of the shown groups' bytes by stack, outermost frame at
+// the bottom.
+'use strict';
+
+var LEAK_COLS = [
+  { key: 'class', label: 'class', get: function (l) { return GS.classes.indexOf(l.class); }, text: function (l) { return l.class; } },
+  { key: 'memory', label: 'memory', get: function (l) { return GS.kinds.indexOf(l.memory); }, text: function (l) { return l.memory; } },
+  { key: 'bytes', label: 'bytes', num: true, get: function (l) { return l.bytes; }, text: function (l) { return GS.fmtCount(l.bytes); } },
+  { key: 'blocks', label: 'blocks', num: true, get: function (l) { return l.blocks; }, text: function (l) { return GS.fmtCount(l.blocks); } },
+  { key: 'frame', label: 'top frame', get: function (l) { return topFrameText(l).toLowerCase(); }, text: function (l) { return topFrameText(l); } },
+];
+
+function topFrameText(l) {
+  if (!l.stack) return 'stack ' + l.stack_id + ' (not symbolized)';
+  return l.stack.length ? GS.frameText(l.stack[0]) : '(empty stack)';
+}
+
+function stackList(l) {
+  if (!l.stack) return GS.note('Not symbolized: beyond --max-groups.');
+  return GS.el('ol', { class: 'stack', start: 0 }, l.stack.map(function (f) {
+    return GS.el('li', { class: f.python ? 'py' : null },
+      GS.el('span', { class: 'fn' }, f.function || '??'),
+      f.file ? GS.el('span', { class: 'src' }, ' ' + f.file + (f.line ? ':' + f.line : '')) : null,
+      f.module ? GS.el('span', { class: 'mod' }, ' ' + GS.basename(f.module) + (f.offset ? '+' + f.offset : '')) : null,
+      f.inlined ? GS.el('span', { class: 'tag' }, ' inlined') : null,
+      f.python ? GS.el('span', { class: 'tag' }, ' python') : null);
+  }));
+}
+
+function leakDetail(l) {
+  var fu = l.first_unreachable, bits = [];
+  bits.push('largest block ' + GS.fmtBytes(l.largest_block));
+  if (l.suppressed) bits.push('suppressed by ' + l.suppressed);
+  if (l.inherited) bits.push('inherited from the parent process');
+  if (fu) {
+    bits.push('unreachable since scan ' + fu.scan + ' at ' + GS.fmtNs(fu.t_ns) +
+      (fu.steps && fu.steps[1] > fu.steps[0] ? ', during steps ' + (fu.steps[0] + 1) + '–' + fu.steps[1] : '') +
+      (fu.first_marker ? ', between markers “' + fu.first_marker + '” and “' + fu.last_marker + '”' : '') +
+      (fu.marker_before ? ' (after “' + fu.marker_before + '”)' : ''));
+  }
+  return GS.el('div', { class: 'leak-detail' }, GS.el('p', { class: 'hint' }, bits.join('; ')), stackList(l));
+}
+
+function leakTable(parent, leaks) {
+  var state = { key: 'bytes', dir: -1 };
+  var table = GS.el('table', { class: 'grid leaks-table' });
+  var thead = GS.el('thead');
+  var tbody = GS.el('tbody');
+  table.appendChild(thead);
+  table.appendChild(tbody);
+  var open = new Set();
+  var head = GS.el('tr', null, GS.el('th', { class: 'toggle-col' }, ''), LEAK_COLS.map(function (c) {
+    return GS.el('th', { class: 'sortable' + (c.num ? ' num' : ''), 'data-key': c.key, tabindex: 0,
+      on: { click: function () { sortBy(c.key); }, keydown: function (e) { if (e.key === 'Enter') sortBy(c.key); } } }, c.label);
+  }));
+  thead.appendChild(head);
+  function sortBy(key) {
+    state.dir = state.key === key ? -state.dir : (key === 'bytes' || key === 'blocks' ? -1 : 1);
+    state.key = key;
+    draw();
+  }
+  function draw() {
+    var col = LEAK_COLS.filter(function (c) { return c.key === state.key; })[0];
+    var rows = leaks.map(function (l, i) { return { l: l, i: i }; });
+    rows.sort(function (a, b) {
+      var x = col.get(a.l), y = col.get(b.l);
+      return (x < y ? -1 : x > y ? 1 : 0) * state.dir || a.i - b.i;
+    });
+    head.querySelectorAll('th.sortable').forEach(function (th) {
+      th.setAttribute('aria-sort', th.dataset.key === state.key ? (state.dir > 0 ? 'ascending' : 'descending') : 'none');
+    });
+    GS.clear(tbody);
+    rows.forEach(function (r) {
+      var l = r.l, isOpen = open.has(r.i);
+      var btn = GS.el('button', { type: 'button', class: 'expand', 'aria-expanded': isOpen ? 'true' : 'false', title: 'show the stack' }, isOpen ? '▾' : '▸');
+      var tr = GS.el('tr', { class: 'leak-row ' + l.class + (l.suppressed ? ' suppressed' : ''), 'data-index': r.i },
+        GS.el('td', { class: 'toggle-col' }, btn),
+        LEAK_COLS.map(function (c) { return GS.el('td', { class: c.num ? 'num' : null, 'data-key': c.key }, c.text(l)); }));
+      btn.addEventListener('click', function () {
+        if (open.has(r.i)) open.delete(r.i); else open.add(r.i);
+        draw();
+      });
+      tbody.appendChild(tr);
+      if (isOpen) tbody.appendChild(GS.el('tr', { class: 'leak-stack', 'data-index': r.i }, GS.el('td', { colspan: LEAK_COLS.length + 1 }, leakDetail(l))));
+    });
+  }
+  draw();
+  parent.appendChild(GS.el('div', { class: 'scroll tall' }, table));
+}
+
+// The flame graph's tree: root = every shown group, then frames outermost
+// first; a node's value is the bytes of every group whose stack passes it.
+function flameTree(leaks) {
+  var root = { name: 'all shown leaks', value: 0, children: [], kids: new Map() };
+  leaks.forEach(function (l) {
+    root.value += l.bytes;
+    var node = root;
+    var frames = (l.stack || []).slice().reverse();
+    if (!frames.length) frames = [{ function: 'stack ' + l.stack_id }];
+    frames.forEach(function (f) {
+      var name = GS.frameText(f);
+      var next = node.kids.get(name);
+      if (!next) {
+        next = { name: name, value: 0, children: [], kids: new Map() };
+        node.kids.set(name, next);
+        node.children.push(next);
+      }
+      next.value += l.bytes;
+      node = next;
+    });
+  });
+  (function strip(n) { delete n.kids; n.children.forEach(strip); })(root);
+  return root;
+}
+
+function flame(parent, leaks) {
+  var box = GS.el('div', { class: 'flame', 'data-chart': 'flame' });
+  var details = GS.el('div', { class: 'hint flame-details' }, 'Click a frame to zoom into it; click the bottom bar to zoom out.');
+  parent.appendChild(GS.el('h3', null, 'Leaked bytes by stack'));
+  parent.appendChild(box);
+  parent.appendChild(details);
+  if (!leaks.length) {
+    box.appendChild(GS.note('No leak group is shown.'));
+    return;
+  }
+  var data = flameTree(leaks);
+  var width = Math.max(400, (parent.clientWidth || 1000) - 10);
+  var chart = flamegraph.default()
+    .width(width)
+    .cellHeight(18)
+    .transitionDuration(0)
+    .minFrameSize(1)
+    .sort(true)
+    .title('')
+    .setColorHue('warm')
+    .setLabelHandler(function (d) {
+      return d.data.name + ': ' + GS.fmtBytes(d.value) + ' (' + GS.fmtPct(d.value / data.value) + ')';
+    })
+    .setDetailsElement(details);
+  d3.select(box).datum(data).call(chart);
+}
+
+GS.renderLeaks = function (body, p) {
+  var all = p.leaks || [];
+  var omitted = (p.leaks_omitted || []).filter(function (o) { return o.groups; });
+  var shown = new Set(['definite', 'indirect', 'possible']);
+  var counts = {};
+  all.forEach(function (l) { counts[l.class] = (counts[l.class] || 0) + 1; });
+  var filters = GS.el('div', { class: 'toolbar filters' }, 'show: ');
+  var tableBox = GS.el('div'), flameBox = GS.el('div');
+  GS.classes.forEach(function (c) {
+    var cb = GS.el('input', { type: 'checkbox', 'data-class': c, checked: shown.has(c) });
+    cb.addEventListener('change', function () {
+      if (cb.checked) shown.add(c); else shown.delete(c);
+      redraw();
+    });
+    filters.appendChild(GS.el('label', null, cb, ' ' + c + ' (' + (counts[c] || 0) + ')'));
+  });
+  body.appendChild(filters);
+  if (omitted.length) {
+    body.appendChild(GS.note('Left out beyond --max-groups: ' + omitted.map(function (o) {
+      return o.groups + ' ' + o.class + ' groups (' + GS.fmtBytes(o.bytes) + ')';
+    }).join(', ') + '.'));
+  }
+  body.appendChild(tableBox);
+  body.appendChild(flameBox);
+  function redraw() {
+    GS.clear(tableBox);
+    GS.clear(flameBox);
+    var leaks = all.filter(function (l) { return shown.has(l.class); });
+    if (!leaks.length) {
+      tableBox.appendChild(GS.note(all.length ? 'No group of the classes ticked above.' : 'No leaks: every block was freed, or the trace holds no scan and no live block at exit.'));
+    } else {
+      leakTable(tableBox, leaks);
+    }
+    flame(flameBox, leaks);
+  }
+  redraw();
+};

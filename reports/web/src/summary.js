@@ -1,0 +1,120 @@
+// The Summary section: the verdict (leaks by class and memory kind, growth
+// suspects, worst fragmentation, pause share), what ran (command, duration,
+// exit), and the processes of the report.
+'use strict';
+
+// The worst fragmentation ratio of a process: the host heap's at the end or
+// a device allocator's worst over the run, whichever is higher.
+GS.worstFrag = function (p) {
+  var f = p.fragmentation || {}, best = { ratio: 0, where: 'host heap' };
+  if (f.heap && f.heap.ratio > best.ratio) best = { ratio: f.heap.ratio, where: 'host heap (at exit)' };
+  (f.devices || []).forEach(function (d) {
+    if (d.worst_ratio > best.ratio) {
+      best = { ratio: d.worst_ratio, where: 'device ' + d.device + ' ' + GS.allocName(d.allocator) + ' at ' + GS.fmtNs(d.worst_t_ns) };
+    }
+  });
+  return best;
+};
+
+function cellText(c) {
+  if (!c || !c.blocks) return '–';
+  return GS.fmtBytes(c.bytes) + ' in ' + GS.fmtCount(c.blocks) + (c.blocks === 1 ? ' block' : ' blocks');
+}
+
+function leakTable(summary) {
+  var head = GS.el('tr', null, GS.el('th', null, 'class'),
+    GS.kinds.concat(['total']).map(function (k) { return GS.el('th', null, k); }));
+  var rows = GS.classes.map(function (cls) {
+    var s = summary[cls] || {};
+    var bad = (cls === 'definite' || cls === 'indirect') && s.total && s.total.blocks > 0;
+    return GS.el('tr', { class: bad ? 'bad' : null, 'data-class': cls }, GS.el('th', null, cls),
+      GS.kinds.concat(['total']).map(function (k) { return GS.el('td', { class: 'num' }, cellText(s[k])); }));
+  });
+  return GS.el('table', { class: 'grid summary-leaks' }, GS.el('thead', null, head), GS.el('tbody', null, rows));
+}
+
+function badge(label, value, bad, detail) {
+  return GS.el('div', { class: 'badge' + (bad ? ' bad' : ' ok') },
+    GS.el('div', { class: 'badge-label' }, label),
+    GS.el('div', { class: 'badge-value' }, value),
+    detail ? GS.el('div', { class: 'badge-detail' }, detail) : null);
+}
+
+function facts(p) {
+  var rows = [];
+  var add = function (k, v) { if (v !== null && v !== undefined && v !== '') rows.push(GS.el('tr', null, GS.el('th', null, k), GS.el('td', null, v))); };
+  add('command', GS.el('code', { class: 'command' }, p.command || ''));
+  add('executable', p.exe);
+  add('process', 'pid ' + p.pid + (p.ppid !== null ? ', parent ' + p.ppid : '') + (p.forked ? ' (forked)' : '') +
+    (p.host ? ' on ' + p.host : ''));
+  if (p.rank !== null && p.rank !== undefined) add('rank', p.rank + ' of ' + p.world_size + ' (local ' + p.local_rank + ')');
+  if (p.start_unix_ns) add('started', new Date(p.start_unix_ns / 1e6).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC'));
+  add('duration', GS.fmtNs(p.duration_ns));
+  if (p.exit) {
+    add('exit', p.exit.how === 'signal' ? 'killed by signal ' + p.exit.status
+      : p.exit.how === 'exec' ? 'exec ' + (p.exit.exec_path || '') : 'status ' + p.exit.status);
+  }
+  add('trace', p.complete ? p.trace + ' (complete)' : p.trace + ' (incomplete: ' + (p.damage || 'cut') + ')');
+  if (p.stopped) add('tracing stopped', GS.fmtNs(p.stopped.t_ns) + ': ' + p.stopped.reason + ' (' + GS.fmtCount(p.stopped.dropped_events) + ' events dropped)');
+  var e = p.events || {};
+  add('events', GS.fmtCount(e.allocs) + ' allocations, ' + GS.fmtCount(e.frees) + ' frees, ' +
+    GS.fmtBytes(e.bytes_allocated) + ' allocated, ' + GS.fmtCount(e.threads) + (e.threads === 1 ? ' thread' : ' threads'));
+  var pk = p.peak || {};
+  add('peak live', GS.kinds.filter(function (k) { return pk[k]; }).map(function (k) { return k + ' ' + GS.fmtBytes(pk[k]); }).join(', ') +
+    (pk.rss ? '; RSS ' + GS.fmtBytes(pk.rss) : ''));
+  if (p.last_scan) add('leak classes from', 'scan ' + p.last_scan.id + ' (' + p.last_scan.trigger + ', ' + p.last_scan.mode + ') at ' + GS.fmtNs(p.last_scan.t_start_ns));
+  add('gcspy', p.gcspy_version);
+  return GS.el('table', { class: 'facts' }, GS.el('tbody', null, rows));
+}
+
+GS.renderSummary = function (body, doc, p, ctx) {
+  if (!p.readable) {
+    body.appendChild(GS.el('p', { class: 'error' }, 'This trace could not be read: ' + p.error));
+    return;
+  }
+  var s = p.summary, di = (s.definite.total.bytes || 0) + (s.indirect.total.bytes || 0);
+  var blocks = (s.definite.total.blocks || 0) + (s.indirect.total.blocks || 0);
+  var suspects = (p.growth.suspects || []).filter(function (g) { return !g.suppressed; });
+  var wf = GS.worstFrag(p);
+  var pz = p.pauses;
+  var badges = GS.el('div', { class: 'badges' },
+    badge('leaked (definite + indirect)', GS.fmtBytes(di), blocks > 0,
+      GS.fmtCount(blocks) + ' blocks; possible ' + GS.fmtBytes(s.possible.total.bytes)),
+    badge('growth suspects', String(suspects.length), suspects.length > 0,
+      suspects.length ? 'largest: ' + GS.fmtBytes(Math.round(suspects[0].rate)) + (suspects[0].unit === 'bytes/step' ? ' per step' : ' per s') : 'none'),
+    badge('worst fragmentation', GS.fmtPct(wf.ratio), wf.ratio > 0.5, wf.where),
+    badge('time paused', GS.fmtPct(pz.share, 2), pz.share > 0.05,
+      GS.fmtCount(pz.count) + ' pauses' + (pz.percentiles_ns ? ', longest ' + GS.fmtNs(pz.percentiles_ns.max) : '')));
+  body.appendChild(badges);
+  if (p.verdict) body.appendChild(GS.el('p', { class: 'verdict ' + p.verdict.status }, p.verdict.line));
+  var cols = GS.el('div', { class: 'cols' },
+    GS.el('div', null, GS.el('h3', null, 'Leaks by class and memory kind'), leakTable(s),
+      GS.el('p', { class: 'hint' }, 'Classes as memcheck has them, from the last leak scan; not-freed: live at exit, allocated after that scan (or no scan ran).')),
+    GS.el('div', null, GS.el('h3', null, 'The process'), facts(p)));
+  body.appendChild(cols);
+
+  if (doc.processes.length > 1) {
+    var t = doc.totals;
+    body.appendChild(GS.el('h3', null, 'Processes (' + doc.processes.length + ')'));
+    var rows = doc.processes.map(function (q, i) {
+      if (!q.readable) return GS.el('tr', null, GS.el('td', null, q.trace), GS.el('td', { colspan: 4 }, q.error));
+      var qs = q.summary;
+      return GS.el('tr', { class: i === ctx.index ? 'current' : null },
+        GS.el('td', null, GS.el('a', { href: '#summary', on: { click: function (e) { e.preventDefault(); ctx.select(i); } } }, GS.procName(q, i))),
+        GS.el('td', { class: 'num' }, GS.fmtBytes(qs.definite.total.bytes + qs.indirect.total.bytes)),
+        GS.el('td', { class: 'num' }, String((q.growth.suspects || []).length)),
+        GS.el('td', { class: 'num' }, GS.fmtNs(q.duration_ns)),
+        GS.el('td', null, q.complete ? 'complete' : 'incomplete'));
+    });
+    body.appendChild(GS.el('table', { class: 'grid processes' },
+      GS.el('thead', null, GS.el('tr', null, ['process', 'leaked', 'growth suspects', 'duration', 'trace'].map(function (h) { return GS.el('th', null, h); }))),
+      GS.el('tbody', null, rows)));
+    body.appendChild(GS.el('p', null, 'All processes: ' + GS.fmtBytes(t.summary.definite.total.bytes + t.summary.indirect.total.bytes) +
+      ' leaked (definite + indirect, inherited blocks counted once), ' + t.growth_suspects + ' growth suspects, ' +
+      GS.fmtCount(t.pauses) + ' pauses, ' + GS.fmtCount(t.allocs) + ' allocations.'));
+  }
+  if (doc.symbol_problems && doc.symbol_problems.length) {
+    body.appendChild(GS.el('details', { class: 'problems' }, GS.el('summary', null, 'Frames left as module+offset (' + doc.symbol_problems.length + ')'),
+      GS.el('ul', null, doc.symbol_problems.map(function (m) { return GS.el('li', null, m); }))));
+  }
+};

@@ -1,0 +1,232 @@
+// Opens a gcspy HTML report in Debian's chromium (headless, through
+// playwright-core from reports/web/node_modules; never a downloaded browser)
+// and checks what a spec says it must show. Every check runs; each failure is
+// printed as "FAIL: ..."; the exit status is 1 when any failed, 2 when the
+// browser could not be driven at all.
+//
+//   node tests/browser/check_report.mjs SPECS.json
+//
+// SPECS is one SPEC or an array of them, checked in one browser session:
+// SPEC: {
+//   page:      report.html (opened as file://, offline),
+//   shots:     directory for screenshots (each section, and the whole page),
+//   prefix:    screenshot name prefix,
+//   charts:    names of uPlot charts that must have drawn coloured pixels,
+//   flame:     true: the flame graph must have frames,
+//   maps:      [{name, layers}]: address maps that must have drawn cells,
+//   devstate:  N: at least N device state diagrams with rectangles,
+//   leaks:     [{function, class, memory, bytes, blocks, file, line}] rows the
+//              leak table must hold (top frame function, file:line shown),
+//   expand:    index into leaks: open that row; its stack must show file:line,
+//   sort:      true: the table's bytes and top-frame columns must sort,
+//   escape:    strings that must show as text, with window.__pwned unset,
+//   maxOpenMs: the page must be ready within this many ms
+// }
+// Always checked: no console error, no uncaught exception, no request for
+// anything but the page itself (the page must need no network).
+import { createRequire } from 'node:module';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const { chromium } = require(join(here, '../../reports/web/node_modules/playwright-core'));
+
+const specs = [].concat(JSON.parse(readFileSync(process.argv[2], 'utf8')));
+const failures = [];
+const fail = (msg) => { failures.push(msg); console.log('FAIL: ' + msg); };
+const ok = (msg) => console.log('ok: ' + msg);
+const check = (cond, msg) => (cond ? ok(msg) : fail(msg));
+
+const profile = mkdtempSync(join(tmpdir(), 'gcspy-chromium-'));
+let ctx;
+try {
+  ctx = await chromium.launchPersistentContext(profile, {
+    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+      '--disable-dev-shm-usage'],
+    viewport: { width: 1400, height: 900 },
+    deviceScaleFactor: 1,
+  });
+} catch (e) {
+  console.log('cannot start chromium: ' + e.message.split('\n')[0]);
+  rmSync(profile, { recursive: true, force: true });
+  process.exit(2);
+}
+
+async function checkPage(spec) {
+  console.log(`== ${spec.page}`);
+  const pageUrl = pathToFileURL(resolve(spec.page)).href;
+  const page = await ctx.newPage();
+  const errors = [], requests = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push('console: ' + m.text()); });
+  page.on('pageerror', (e) => errors.push('exception: ' + e.message));
+  page.on('requestfailed', (r) => errors.push('request failed: ' + r.url()));
+  page.on('request', (r) => { if (r.url() !== pageUrl && !r.url().startsWith('data:')) requests.push(r.url()); });
+
+  const t0 = Date.now();
+  await page.goto(pageUrl, { waitUntil: 'load' });
+  await page.waitForSelector('body[data-ready="1"]', { timeout: 60000 });
+  // in-page time from navigation start to the last section drawn (what a
+  // user waits for), and the whole round trip as the driver saw it
+  const timing = await page.evaluate(() => ({ ready: window.gcspyReport.readyMs, start: GS.startMs, sections: window.gcspyReport.sectionMs,
+    nav: performance.getEntriesByType('navigation')[0].toJSON() }));
+  const readyMs = Math.round(timing.ready);
+  console.log(`opened: ready ${readyMs} ms after navigation start (${Date.now() - t0} ms round trip); ` +
+    `response end ${Math.round(timing.nav.responseEnd)} ms, scripts start ${Math.round(timing.start)} ms, DOM interactive ${Math.round(timing.nav.domInteractive)} ms; ` +
+    'drawing (ms): ' + JSON.stringify(timing.sections));
+  if (spec.maxOpenMs) check(readyMs <= spec.maxOpenMs, `ready within ${spec.maxOpenMs} ms (${readyMs} ms)`);
+
+  // ---- charts drew ----
+  const drawn = await page.evaluate(() => {
+    // pixels of colour (not grey, white or clear): series, bars, points
+    const coloured = (cv) => {
+      const c = cv.getContext('2d');
+      if (!cv.width || !cv.height) return 0;
+      const d = c.getImageData(0, 0, cv.width, cv.height).data;
+      let n = 0;
+      for (let i = 0; i < d.length; i += 4) {
+        const r = d[i], g = d[i + 1], b = d[i + 2];
+        if (d[i + 3] > 0 && Math.max(r, g, b) - Math.min(r, g, b) > 40) n++;
+      }
+      return n;
+    };
+    const out = {};
+    document.querySelectorAll('[data-chart]').forEach((el) => {
+      const cv = el.querySelector('canvas');
+      const svgRects = el.querySelectorAll('svg rect').length;
+      out[el.dataset.chart] = { pixels: cv ? coloured(cv) : 0, rects: svgRects };
+    });
+    out.__maps = Array.from(document.querySelectorAll('.addrmap')).map((m) => ({
+      name: m.dataset.map,
+      layers: Array.from(m.querySelectorAll('.addrmap-layer')).map((l) => ({
+        name: l.dataset.layer, pixels: coloured(l.querySelector('canvas')),
+      })),
+    }));
+    out.__devstate = Array.from(document.querySelectorAll('.devstate')).map((d) => d.querySelectorAll('svg rect').length);
+    return out;
+  });
+  for (const name of spec.charts || []) {
+    const c = drawn[name];
+    check(c && c.pixels > 30, `chart ${name} drew (${c ? c.pixels : 'no chart'} coloured pixels)`);
+  }
+  if (spec.flame) {
+    const c = drawn.flame;
+    check(c && c.rects >= 2, `flame graph drew (${c ? c.rects : 0} frames)`);
+  }
+  for (const m of spec.maps || []) {
+    const got = drawn.__maps.find((x) => x.name === m.name);
+    if (!got) { fail(`address map ${m.name} is missing (have ${drawn.__maps.map((x) => x.name).join(', ')})`); continue; }
+    check(got.layers.length === m.layers, `address map ${m.name} has ${m.layers} layers (${got.layers.length})`);
+    for (const l of got.layers) check(l.pixels > 50, `address map ${m.name} / ${l.name} drew cells (${l.pixels} pixels)`);
+  }
+  if (spec.devstate) {
+    const n = drawn.__devstate.filter((r) => r > 0).length;
+    check(n >= spec.devstate, `${spec.devstate} device state diagrams drew (${n})`);
+  }
+
+  // ---- the leak table ----
+  const readRows = () => page.$$eval('tr.leak-row', (rows) => rows.map((r) => ({
+    index: Number(r.dataset.index),
+    class: r.querySelector('td[data-key="class"]').textContent,
+    memory: r.querySelector('td[data-key="memory"]').textContent,
+    bytes: r.querySelector('td[data-key="bytes"]').textContent,
+    blocks: r.querySelector('td[data-key="blocks"]').textContent,
+    frame: r.querySelector('td[data-key="frame"]').textContent,
+  })));
+  const num = (s) => Number(s.replace(/[^0-9]/g, ''));
+  const base = (p) => p.slice(p.lastIndexOf('/') + 1);
+  let rows = await readRows();
+  const findRow = (l) => rows.find((r) => r.class === l.class && r.frame.startsWith(l.function + ' ') && (!l.memory || r.memory === l.memory));
+  for (const l of spec.leaks || []) {
+    const r = findRow(l);
+    if (!r) { fail(`leak table has no ${l.class} row for ${l.function} (rows: ${rows.map((x) => x.class + ' ' + x.frame).join('; ')})`); continue; }
+    check(num(r.bytes) === l.bytes && num(r.blocks) === l.blocks,
+      `leak ${l.function} (${l.class}): ${l.bytes} bytes in ${l.blocks} blocks (table: ${r.bytes} in ${r.blocks})`);
+    if (l.file) check(r.frame.includes(`(${base(l.file)}:${l.line})`), `leak ${l.function} top frame at ${base(l.file)}:${l.line} (${r.frame})`);
+  }
+  if (spec.expand !== undefined && spec.leaks && spec.leaks[spec.expand]) {
+    const l = spec.leaks[spec.expand], r = findRow(l);
+    if (r) {
+      const before = await page.$$eval(`tr.leak-stack[data-index="${r.index}"]`, (x) => x.length);
+      await page.click(`tr.leak-row[data-index="${r.index}"] button.expand`);
+      const text = await page.textContent(`tr.leak-stack[data-index="${r.index}"]`, { timeout: 5000 }).catch(() => null);
+      check(before === 0 && text !== null, `expanding the ${l.function} row shows its stack`);
+      if (text) {
+        check(text.includes(`${l.file}:${l.line}`), `the expanded stack shows ${l.file}:${l.line}`);
+        check((l.callers || []).every((c) => text.includes(c)), `the expanded stack shows its callers (${(l.callers || []).join(', ')})`);
+      }
+      await page.click(`tr.leak-row[data-index="${r.index}"] button.expand`);
+      const after = await page.$$eval(`tr.leak-stack[data-index="${r.index}"]`, (x) => x.length);
+      check(after === 0, 'clicking again closes the stack');
+    }
+  }
+  if (spec.sort) {
+    const sorted = (v, cmp) => v.every((x, i) => i === 0 || cmp(v[i - 1], x) <= 0);
+    await page.click('th.sortable[data-key="bytes"]');
+    rows = await readRows();
+    check(rows.length > 1 && sorted(rows.map((r) => num(r.bytes)), (a, b) => a - b), 'sorting by bytes: ascending');
+    check(await page.getAttribute('th.sortable[data-key="bytes"]', 'aria-sort') === 'ascending', 'bytes header says ascending');
+    await page.click('th.sortable[data-key="bytes"]');
+    rows = await readRows();
+    check(sorted(rows.map((r) => num(r.bytes)), (a, b) => b - a), 'sorting by bytes again: descending');
+    await page.click('th.sortable[data-key="frame"]');
+    rows = await readRows();
+    check(sorted(rows.map((r) => r.frame.toLowerCase()), (a, b) => (a < b ? -1 : a > b ? 1 : 0)), 'sorting by top frame: alphabetical');
+    await page.click('th.sortable[data-key="bytes"]');
+  }
+
+  // ---- escaping: markup from the trace is text ----
+  if (spec.escape) {
+    const res = await page.evaluate((strs) => ({
+      pwned: typeof window.__pwned,
+      text: document.body.innerText,
+      command: (document.querySelector('code.command') || {}).textContent || '',
+      markers: Array.from(document.querySelectorAll('.marker-label')).map((e) => e.textContent),
+      imgs: document.querySelectorAll('img').length,
+      scripts: document.querySelectorAll('script').length,
+      title: document.title,
+      found: strs.map((s) => document.body.innerText.includes(s)),
+    }), spec.escape);
+    check(res.pwned === 'undefined', `no markup from the trace ran (window.__pwned is ${res.pwned})`);
+    check(res.imgs === 0, `no element was made from trace markup (${res.imgs} img elements)`);
+    check(res.scripts === 6, `the page's own 6 script elements only (${res.scripts})`);
+    spec.escape.forEach((s, i) => check(res.found[i], `shown as text: ${s}`));
+    check(spec.escape.every((s) => res.command.includes(s)), 'the command line shows the markup as text');
+    check(spec.escape.every((s) => res.markers.includes(s)), 'the marker list shows the markup as text');
+    check(spec.escape.every((s) => res.title.includes(s)), 'the title holds the markup as text');
+  }
+
+  // ---- screenshots ----
+  if (spec.shots) {
+    mkdirSync(spec.shots, { recursive: true });
+    const pre = spec.prefix || '';
+    // the sticky header would sit in the middle of the section shots
+    await page.evaluate(() => { document.getElementById('top').style.position = 'static'; });
+    for (const id of ['summary', 'memory', 'fragmentation', 'leaks', 'growth', 'pauses']) {
+      const el = await page.$('#' + id);
+      if (el) await el.screenshot({ path: join(spec.shots, `${pre}${id}.png`) });
+    }
+    await page.screenshot({ path: join(spec.shots, `${pre}page.png`), fullPage: true });
+    ok(`screenshots in ${spec.shots}`);
+  }
+
+  check(errors.length === 0, 'no console error, exception or failed request' + (errors.length ? ': ' + errors.join(' | ') : ''));
+  check(requests.length === 0, 'no request beyond the page itself' + (requests.length ? ': ' + requests.join(' ') : ''));
+  await page.close();
+}
+
+try {
+  for (const spec of specs) await checkPage(spec);
+} catch (e) {
+  fail('the browser session failed: ' + e.message.split('\n')[0]);
+} finally {
+  await ctx.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+console.log(failures.length ? `${failures.length} checks failed` : 'all checks passed');
+process.exit(failures.length ? 1 : 0);

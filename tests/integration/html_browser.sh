@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The HTML report in a real browser: Debian's chromium, headless, driven by
+# playwright-core (tests/browser/check_report.mjs), on two reports:
+#   planted    a real trace of tests/browser/planted.c under libgcspy.so, with
+#              markup in its command line and markers: the leak table lists
+#              the planted leaks with their bytes, blocks and source lines,
+#              a row opens to its stack, the columns sort, every chart drew,
+#              and the markup shows as text and runs nothing
+#   device     a synthetic GPU trace (build/tests/html/mkdevtrace): the
+#              device's address map with both layers (cudaMalloc, PyTorch),
+#              its segment diagrams, growth and pause charts
+# Both: no console error, no failed request, no request at all beyond the
+# page. Screenshots of every section go to build/test-artifacts/html/.
+# Skipped (77) only when chromium, node or playwright-core is missing.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+G=build/gcspy LIB=$PWD/build/libgcspy.so H=build/tests/html
+ART=build/test-artifacts/html
+command -v node >/dev/null || { echo "node is not installed"; exit 77; }
+[ -x /usr/bin/chromium ] || { echo "chromium is not installed (/usr/bin/chromium)"; exit 77; }
+[ -d reports/web/node_modules/playwright-core ] || { echo "playwright-core is not installed (make: npm ci in reports/web)"; exit 77; }
+[ -x "$G" ] && [ -f "$LIB" ] && [ -x "$H/planted" ] && [ -x "$H/mkdevtrace" ] || { echo "not built"; exit 1; }
+T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
+fails=0
+fail() { echo "FAIL: $*"; fails=$((fails + 1)); }
+
+EVIL1='<script>window.__pwned=1</script>'
+EVIL2='</script><img src=x onerror=window.__pwned=2>'
+timeout 60 env LD_PRELOAD="$LIB" GCSPY_QUIET=1 GCSPY_OUTPUT="$T/planted.trace" \
+  GCSPY_SCAN_INTERVAL_MS=40 GCSPY_SAMPLE_MS=5 "$H/planted" "$EVIL1" "$EVIL2" >/dev/null \
+  || fail "planted failed under the shim"
+"$G" report --format html -o "$T/planted.html" "$T/planted.trace" || fail "report planted"
+"$H/mkdevtrace" "$T/device.trace" || fail "mkdevtrace"
+"$G" report --format html -o "$T/device.html" "$T/device.trace" || fail "report device"
+[ $fails = 0 ] || exit 1
+
+# line of the malloc call inside function $1 of planted.c
+src=tests/browser/planted.c
+line_in() {
+  awk -v fn="$1" '$0 ~ "static [a-z ]*\\*?" fn "\\(" { inside = 1 } inside && /malloc\(/ { print NR; exit }' "$src"
+}
+L_BIG=$(line_in lose_big) L_THREE=$(line_in lose_three) L_PAIR=$(line_in lose_pair) L_CHILD=$(line_in pair_child)
+[ -n "$L_BIG" ] && [ -n "$L_THREE" ] && [ -n "$L_PAIR" ] && [ -n "$L_CHILD" ] || { echo "cannot find the malloc lines in $src"; exit 1; }
+
+rm -rf "$ART" && mkdir -p "$ART"
+cat >"$T/specs.json" <<EOF
+[
+ {"page": "$T/planted.html", "shots": "$ART", "prefix": "planted-",
+  "charts": ["memory", "frag-ratio", "frag-extent", "growth", "pause-timeline", "pause-histogram", "mmu"],
+  "flame": true, "maps": [{"name": "host heap", "layers": 1}],
+  "leaks": [
+   {"function": "lose_big", "class": "definite", "memory": "host", "bytes": 12345, "blocks": 1,
+    "file": "$src", "line": $L_BIG, "callers": ["main"]},
+   {"function": "lose_three", "class": "definite", "memory": "host", "bytes": 3000, "blocks": 3,
+    "file": "$src", "line": $L_THREE},
+   {"function": "lose_pair", "class": "definite", "memory": "host", "bytes": 64, "blocks": 1,
+    "file": "$src", "line": $L_PAIR},
+   {"function": "pair_child", "class": "indirect", "memory": "host", "bytes": 64, "blocks": 1,
+    "file": "$src", "line": $L_CHILD}],
+  "expand": 0, "sort": true,
+  "escape": ["<script>window.__pwned=1</script>", "</script><img src=x onerror=window.__pwned=2>"]},
+ {"page": "$T/device.html", "shots": "$ART", "prefix": "device-",
+  "charts": ["memory", "frag-ratio", "frag-extent", "frag-malloc", "growth", "pause-timeline", "pause-histogram", "mmu"],
+  "maps": [{"name": "host heap", "layers": 1}, {"name": "device 0", "layers": 2}], "devstate": 2}
+]
+EOF
+node tests/browser/check_report.mjs "$T/specs.json"; rc=$?
+[ $rc = 0 ] || fail "browser checks (exit $rc)"
+for s in summary memory fragmentation leaks growth pauses; do
+  for p in planted device; do
+    [ -s "$ART/$p-$s.png" ] || fail "no screenshot $ART/$p-$s.png"
+  done
+done
+[ $fails = 0 ] && echo "html_browser: all passed"
+[ $fails = 0 ]
