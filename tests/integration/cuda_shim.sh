@@ -22,6 +22,9 @@
 #                    48 MiB allocations of a 64 MiB device
 #   cuda_stress      4 threads, 8000 steps: every block freed, the trace
 #                    consistent
+#   cuda_driver_api  driver manners: a context's memory goes with it, failed
+#                    frees free nothing: no CUDA block unreachable or live
+#                    at exit
 #   cuda_sync        a 200 ms cudaMalloc and cudaFree are CUDA_SYNC pauses;
 #                    the shim tries to attach libgcspy_cupti.so (the double
 #                    is not NVIDIA's driver: refused in one line) and the
@@ -48,7 +51,7 @@ fi
 gs_init cuda_shim
 [ "$REAL" = 1 ] && GS_PROGS=$(realpath "${GS_CUDA_PROGS:-build/gpu-check/programs}")
 gs_need cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-        cuda_pinned_leak cuda_async_vmm cuda_oom cuda_stress cuda_sync
+        cuda_pinned_leak cuda_async_vmm cuda_oom cuda_stress cuda_sync cuda_driver_api
 unset GS_CUDA_DOUBLE_MEM GS_CUDA_DOUBLE_DEVICES GS_CUDA_DOUBLE_SYNC_US LD_LIBRARY_PATH
 
 cat >"$GS_T/cudacheck.py" <<'PY'
@@ -237,6 +240,14 @@ elif case == 'cuda_stress':
     assert fns == {'cuda_runtime', 'cuda_async', 'cuda_driver'}, fns
     nothing_cuda_live_at_end()
     print('stress: %d allocations and %d frees from 4 threads' % (na, nf))
+elif case == 'cuda_driver_api':
+    for v in scans().values():
+        bad = [b for b in v[1] if b.kind != 'host' and b['class'] != 'reachable']
+        assert not bad, 'scan %d: unreachable CUDA blocks %s' % (
+            v[0].id, [(b.kind, b.size, b['class']) for b in bad])
+    assert {r.size for r in allocs('device')} >= {65536}, 'the context-owned block is missing'
+    nothing_cuda_live_at_end()
+    print('driver_api: no CUDA block unreachable; the context took its memory along')
 elif case == 'cuda_sync':
     dev = allocs('device')
     assert [r.size for r in dev] == [65536] and freed([dev[0].addr]), dev
@@ -281,7 +292,7 @@ if [ "$REAL" = 1 ]; then
   # CUPTI attached (its exit line), and one call is one event: the same CUDA
   # events as without it.
   for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-           cuda_pinned_leak cuda_async_vmm cuda_oom cuda_stress cuda_sync; do
+           cuda_pinned_leak cuda_async_vmm cuda_oom cuda_stress cuda_sync cuda_driver_api; do
     GCSPY_QUIET=0 run "$p" || continue
     grep -q '^gcspy: cupti: ' "$GS_DIR/err" ||
       fail "$p: CUPTI not attached: $(grep -i cupti "$GS_DIR/err" | head -3)"
@@ -295,7 +306,7 @@ if [ "$REAL" = 1 ]; then
 fi
 
 for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-         cuda_pinned_leak cuda_async_vmm; do
+         cuda_pinned_leak cuda_async_vmm cuda_driver_api; do
   run "$p"
 done
 run cuda_oom GS_CUDA_DOUBLE_MEM=67108864
