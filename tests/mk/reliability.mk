@@ -40,3 +40,22 @@ $(REL_PROGS): $(REL_DIR)/%: tests/programs/%.c
 $(REL_DIR)/rel_tracecount: tests/programs/rel_tracecount.c $(BUILD)/obj/analyzer/trace_reader.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -O2 -o $@ $(filter %.c %.o,$^) -lzstd
+
+# rel_static: -static, so no loader and no LD_PRELOAD. rel_setuid: run
+# set-user-ID; rel_setuid_linked links the shim directly (absolute RUNPATH:
+# secure mode ignores $ORIGIN) to see it ignore GCSPY_* variables there.
+REL_LOADER := $(REL_DIR)/rel_static $(REL_DIR)/rel_setuid $(REL_DIR)/rel_setuid_linked
+TEST_DEPS += $(REL_LOADER)
+rel-programs: $(REL_LOADER)
+
+$(REL_DIR)/rel_static: tests/programs/rel_static.c
+	@mkdir -p $(@D)
+	$(CC) $(REL_CFLAGS) -static -o $@ $<
+
+$(REL_DIR)/rel_setuid: tests/programs/rel_setuid.c
+	@mkdir -p $(@D)
+	$(CC) $(REL_CFLAGS) -o $@ $<
+
+$(REL_DIR)/rel_setuid_linked: tests/programs/rel_setuid.c $(BUILD)/libgcspy.so
+	@mkdir -p $(@D)
+	$(CC) $(REL_CFLAGS) -o $@ $< -Wl,--no-as-needed -L$(BUILD) -lgcspy -Wl,-rpath,$(abspath $(BUILD))
