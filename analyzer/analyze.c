@@ -62,6 +62,7 @@ const char *gs_trigger_name(uint64_t trigger)
     case GS_SCAN_TRIG_SIGNAL: return "signal";
     case GS_SCAN_TRIG_PERIODIC: return "periodic";
     case GS_SCAN_TRIG_API: return "api";
+    case GS_SCAN_TRIG_BYTES: return "bytes";
     default: return "other";
     }
 }

@@ -93,7 +93,7 @@ static const char *const fn_names[] = {
     [GS_FN_CUDA_ASYNC] = "cuda_async", [GS_FN_CUPTI] = "cupti", [GS_FN_TORCH] = "torch",
 };
 static const char *const class_names[] = { "definite", "indirect", "possible", "reachable" };
-static const char *const trig_names[] = { "exit", "signal", "periodic", "api" };
+static const char *const trig_names[] = { "exit", "signal", "periodic", "api", "bytes" };
 static const char *const pause_names[] = { "scan", "cuda_sync", "python_gc" };
 static const char *const mark_names[] = { "user", "step" };
 static const char *const how_names[] = { "normal", "signal", "exec" };

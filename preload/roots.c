@@ -27,6 +27,7 @@
  * Shared mappings are skipped: they may be files whose tail faults on read.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -40,8 +41,25 @@
 uintptr_t gs_own_stack_hint[8];
 
 /* How much of the top of a cached thread stack is scanned: the struct
- * pthread and the static TLS blocks of every module sit there. */
-#define GS_DEAD_STACK_TOP (32u << 10)
+ * pthread and the static TLS blocks of every module sit there, the size the
+ * loader reports (as LeakSanitizer asks it), plus alignment slack; 32 KiB if
+ * the loader does not say. Looked up before any stop (dlsym may lock). */
+static size_t tls_static;
+
+void gs_roots_init(void)
+{
+    void (*info)(size_t *, size_t *) =
+        (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+    size_t size = 0, align = 0;
+    if (info)
+        info(&size, &align);
+    tls_static = size ? size + (align > 64 ? align : 64) : (32u << 10);
+}
+
+static size_t static_tls_size(void)
+{
+    return tls_static ? tls_static : (32u << 10);
+}
 
 static int push_range(struct gs_range **v, size_t *n, size_t *cap, uintptr_t lo, uintptr_t hi)
 {
@@ -327,7 +345,9 @@ int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
             m->hi - m->lo >= (64u << 10) && !is_live_stack(m, th, nth, self_sp)) {
             /* ...but its top holds the thread descriptor and static TLS,
              * which glibc keeps for reuse with their pointers (the DTV). */
-            if (add_minus(r, m->hi - GS_DEAD_STACK_TOP, m->hi, ex, nex))
+            size_t keep = static_tls_size();
+            uintptr_t top = m->hi - m->lo > keep ? m->hi - keep : m->lo;
+            if (add_minus(r, top, m->hi, ex, nex))
                 goto out;
             continue;
         }

@@ -242,6 +242,23 @@ static inline struct gs_block *find_start(uintptr_t w)
     return gs_table_lookup(gs_shard_of(w), w);
 }
 
+/* glibc lends a chunk's last 8 bytes to the block before it: for a request
+ * of n bytes with n % 16 in 1..8, the next chunk's header starts inside the
+ * block's last bytes, and the allocator's own state (the top chunk, free
+ * lists: roots in libc's data) points there. Such a pointer is about the
+ * next chunk, not the block: it must not make a leaked block "possible".
+ * Chunk size = request + 8 rounded up to 16, at least 32; the chunk starts
+ * 16 bytes before the block. */
+static inline int is_next_chunk(const struct gs_block *b, uintptr_t w)
+{
+    if (b->kind != GS_MEM_HOST || b->fn == GS_FN_MEMALIGN || b->fn == GS_FN_VALLOC)
+        return 0;
+    uint64_t chunk = (b->size + 8 + 15) & ~(uint64_t)15;
+    if (chunk < 32)
+        chunk = 32;
+    return w == b->addr - 16 + chunk;
+}
+
 /* ---- marking ---- */
 
 static inline void push(struct scan *s, struct gs_block *b, uint8_t m)
@@ -279,7 +296,7 @@ static inline void visit_word(struct scan *s, uintptr_t w, uint8_t mode, struct 
             return;
         }
         b = find_containing(s, w);
-        if (!b)
+        if (!b || is_next_chunk(b, w))
             return;
     }
     if (mode == M_IND) {
@@ -480,7 +497,7 @@ static void mark_all(struct scan *s, const struct gs_roots *roots)
     /* 4. interior pointers: device blocks reachable, others possible */
     for (size_t i = 0; i < s->ninterior; i++) {
         struct gs_block *b = find_containing(s, s->interior[i]);
-        if (!b || b->mark != M_NONE)
+        if (!b || b->mark != M_NONE || is_next_chunk(b, s->interior[i]))
             continue;
         int leaf = b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM;
         push(s, b, leaf ? M_REACH : M_POSS);
@@ -733,33 +750,47 @@ __attribute__((visibility("default"), noinline)) int gcspy_scan(void)
 
 /* ---- triggers that run on the writer thread ---- */
 
+/* scan_requested holds the trigger + 1 of a pending request (0: none). */
 static void scan_signal_handler(int sig)
 {
     (void)sig;
     int saved = errno;
-    atomic_store(&scan_requested, 1);
+    atomic_store(&scan_requested, GS_SCAN_TRIG_SIGNAL + 1);
     gs_writer_wake();
     errno = saved;
 }
 
 void gs_scan_note_bytes(uint64_t n)
 {
+    int none = 0;
     if (atomic_fetch_add(&bytes_since_scan, n) + n >= gs_opt.scan_bytes &&
-        !atomic_exchange(&scan_requested, 1))
+        atomic_compare_exchange_strong(&scan_requested, &none, GS_SCAN_TRIG_BYTES + 1))
         gs_writer_wake();
+}
+
+/* How long the writer may sleep before the next periodic scan is due. */
+uint64_t gs_scan_next_due_ns(void)
+{
+    if (!gs_opt.scan_interval_ms)
+        return UINT64_MAX;
+    uint64_t due = last_scan_ns + gs_opt.scan_interval_ms * 1000000ull, now = gs_now_fine();
+    return due > now ? due - now : 0;
 }
 
 /* Called by the writer between flushes. */
 void gs_scan_tick(void)
 {
-    int due = atomic_exchange(&scan_requested, 0);
-    if (gs_opt.scan_interval_ms &&
-        gs_now_fine() - last_scan_ns >= gs_opt.scan_interval_ms * 1000000ull)
-        due = GS_SCAN_TRIG_PERIODIC + 1;
-    if (!due)
+    int req = atomic_exchange(&scan_requested, 0);
+    int trigger = req ? req - 1 : -1;
+    if (gs_opt.scan_interval_ms && gs_scan_next_due_ns() == 0 && trigger < 0)
+        trigger = GS_SCAN_TRIG_PERIODIC;
+    if (trigger < 0)
         return;
+    /* The next periodic scan counts from this attempt, whatever its outcome:
+     * a scan that keeps failing must not keep the writer busy. */
+    last_scan_ns = gs_now_fine();
     atomic_store(&bytes_since_scan, 0);
-    gs_scan(due == GS_SCAN_TRIG_PERIODIC + 1 ? GS_SCAN_TRIG_PERIODIC : GS_SCAN_TRIG_SIGNAL, 0);
+    gs_scan(trigger, 0);
 }
 
 void gs_scan_atfork_child(void)
@@ -772,6 +803,7 @@ void gs_scan_atfork_child(void)
 int gs_scan_init(void)
 {
     gs_exit_scan_hook = exit_scan;
+    gs_roots_init();
     last_scan_ns = gs_now_fine();
     if (gs_opt.scan_signal) {
         struct sigaction sa;

@@ -52,6 +52,7 @@ int gs_range_push(struct gs_range **v, size_t *n, size_t *cap, uintptr_t lo, uin
 size_t gs_range_merge(struct gs_range *a, size_t n);
 extern uintptr_t gs_own_stack_hint[8];
 void gs_roots_free(struct gs_roots *roots);
+void gs_roots_init(void); /* at start-up: loader facts the stopped world cannot ask */
 
 /* gcspy's own mappings (mem.c keeps the registry): never roots. */
 int gs_pages_ranges(struct gs_range *out, size_t max);

@@ -70,7 +70,7 @@ static struct gs_buf *deferred; /* shard buffers started after a round's cut */
 static ZSTD_CCtx *cctx;
 static uint8_t *raw, *comp;
 static size_t comp_cap;
-static uint64_t last_sample_ns;
+static uint64_t last_sample_ns, last_flush_ns;
 static atomic_int failed_once;
 static int write_failed;
 
@@ -485,8 +485,12 @@ static void *writer_main(void *arg)
     atomic_store(&writer_ready, 1);
     while (!atomic_load(&writer_stop) && gs_tracing()) {
         unsigned seen = atomic_load(&wake_word);
-        if (atomic_load(&full_queue) == NULL)
-            futex_wait(&wake_word, seen, gs_opt.flush_ms * 1000000ull);
+        /* Sleep until the next flush, or the next periodic scan if sooner. */
+        uint64_t sleep_ns = gs_opt.flush_ms * 1000000ull, scan_ns = gs_scan_next_due_ns();
+        if (scan_ns < sleep_ns)
+            sleep_ns = scan_ns;
+        if (atomic_load(&full_queue) == NULL && sleep_ns)
+            futex_wait(&wake_word, seen, sleep_ns);
         if (atomic_load(&writer_stop) || !gs_tracing())
             break;
         uint64_t now = gs_now_fine();
@@ -497,7 +501,10 @@ static void *writer_main(void *arg)
         gs_modules_sync(); /* catches dlclose */
         gs_cupti_maybe_load();
         gs_py_tick();
-        gs_writer_flush();
+        if (gs_opt.flush_ms * 1000000ull <= now - last_flush_ns || atomic_load(&full_queue)) {
+            last_flush_ns = now;
+            gs_writer_flush();
+        }
         gs_scan_tick();
     }
     return NULL;

@@ -156,7 +156,7 @@ enum gs_leak_class {
 
 enum gs_scan_trigger {
     GS_SCAN_TRIG_EXIT = 0, GS_SCAN_TRIG_SIGNAL, GS_SCAN_TRIG_PERIODIC,
-    GS_SCAN_TRIG_API,
+    GS_SCAN_TRIG_API, GS_SCAN_TRIG_BYTES, /* every GCSPY_SCAN_BYTES allocated */
 };
 
 enum gs_pause_kind {
