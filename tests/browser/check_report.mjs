@@ -19,6 +19,8 @@
 //              leak table must hold (top frame function, file:line shown),
 //   expand:    index into leaks: open that row; its stack must show file:line,
 //   sort:      true: the table's bytes and top-frame columns must sort,
+//   zoom:      a chart name: the wheel must zoom its time axis, shift+drag
+//              pan it, a double click reset it,
 //   escape:    strings that must show as text, with window.__pwned unset,
 //   maxOpenMs: the page must be ready within this many ms
 // }
@@ -127,6 +129,40 @@ async function checkPage(spec) {
   if (spec.devstate) {
     const n = drawn.__devstate.filter((r) => r > 0).length;
     check(n >= spec.devstate, `${spec.devstate} device state diagrams drew (${n})`);
+  }
+
+  // ---- zoom and pan ----
+  if (spec.zoom) {
+    const scale = () => page.evaluate((n) => {
+      const c = GS.charts.find((x) => x.name === n);
+      return c ? [c.u.scales.x.min, c.u.scales.x.max] : null;
+    }, spec.zoom);
+    const full = await scale();
+    const over = await page.$(`[data-chart="${spec.zoom}"] .u-over`);
+    if (!full || !over) {
+      fail(`chart ${spec.zoom} has no plot area to zoom`);
+    } else {
+      await over.scrollIntoViewIfNeeded();
+      const box = await over.boundingBox();
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.wheel(0, -300);
+      await page.waitForTimeout(100);
+      const z = await scale();
+      check(z[1] - z[0] < (full[1] - full[0]) * 0.9, `wheel zooms ${spec.zoom} (${full} -> ${z})`);
+      await page.keyboard.down('Shift');
+      await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+      await page.mouse.down();
+      await page.mouse.move(box.x + box.width / 2 + 120, box.y + box.height / 2, { steps: 4 });
+      await page.mouse.up();
+      await page.keyboard.up('Shift');
+      const pz = await scale();
+      check(pz[0] < z[0] && Math.abs((pz[1] - pz[0]) - (z[1] - z[0])) < 1e-6 * (full[1] - full[0] + 1),
+        `shift+drag pans ${spec.zoom} (${z} -> ${pz})`);
+      await page.mouse.dblclick(box.x + box.width / 2, box.y + box.height / 2);
+      await page.waitForTimeout(100);
+      const r = await scale();
+      check(Math.abs(r[0] - full[0]) < 1e-9 && Math.abs(r[1] - full[1]) < 1e-9, `double click resets ${spec.zoom} (${r})`);
+    }
   }
 
   // ---- the leak table ----

@@ -12,7 +12,10 @@
  *   pauses      a Python GC pause every 10 steps
  *   markers     a step marker per step, a user marker every 25 steps
  *
- *   mkdevtrace OUT [STEPS]   (default 100 steps, 10 ms apart)
+ *   mkdevtrace OUT [STEPS [ARG...]]   (default 100 steps, 10 ms apart)
+ *
+ * ARGs are appended to the recorded command line, and each is also a user
+ * marker at the start (tests of how the report shows what a trace says).
  *
  * Stacks are Python frames (PYCODE records), so sites are named without
  * debug information.
@@ -55,12 +58,27 @@ int main(int argc, char **argv)
     }
     unsigned steps = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 100;
     struct gs_tb *tb = gs_tb_new();
-    static const char args[] = "python3\0train.py\0--device\0cuda";
+    static const char base[] = "python3\0train.py\0--device\0cuda";
+    char args[4096];
+    size_t alen = sizeof base - 1;
+    memcpy(args, base, alen);
+    for (int i = 3; i < argc; i++) {
+        size_t n = strlen(argv[i]);
+        if (alen + 1 + n > sizeof args) {
+            fprintf(stderr, "mkdevtrace: arguments too long\n");
+            return 2;
+        }
+        args[alen++] = 0;
+        memcpy(args + alen, argv[i], n);
+        alen += n;
+    }
     gs_tb_process_start(tb, &(struct gs_tb_proc){
         .pid = 4242, .ppid = 1, .wall_ns = 1700000000000000000ull, .exe = "/usr/bin/python3",
-        .argv = args, .argv_len = sizeof args - 1, .host = "gpu-node", .version = "0.1.0",
+        .argv = args, .argv_len = alen, .host = "gpu-node", .version = "0.1.0",
         .depth = 64, .page_size = 4096 });
     stacks(tb);
+    for (int i = 3; i < argc; i++)
+        gs_tb_marker(tb, 500 + (uint64_t)i, 1, GS_MARK_USER, argv[i]);
     struct seg segs[64];
     unsigned nseg = 0;
     uint64_t t = 1000, next_addr = SEG0, reserved = 0, in_use = 0, live_host = 0;

@@ -57,7 +57,7 @@ cat >"$T/specs.json" <<EOF
     "file": "$src", "line": $L_PAIR},
    {"function": "pair_child", "class": "indirect", "memory": "host", "bytes": 64, "blocks": 1,
     "file": "$src", "line": $L_CHILD}],
-  "expand": 0, "sort": true,
+  "expand": 0, "sort": true, "zoom": "memory",
   "escape": ["<script>window.__pwned=1</script>", "</script><img src=x onerror=window.__pwned=2>"]},
  {"page": "$T/device.html", "shots": "$ART", "prefix": "device-",
   "charts": ["memory", "frag-ratio", "frag-extent", "frag-malloc", "growth", "pause-timeline", "pause-histogram", "mmu"],

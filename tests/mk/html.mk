@@ -20,4 +20,4 @@ $(HTML_TEST_DIR)/planted: tests/browser/planted.c
 
 $(HTML_TEST_DIR)/mkdevtrace: tests/browser/mkdevtrace.c $(BUILD)/obj/tests/support/trace_builder.o
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/support -o $@ $^ -lzstd
+	$(CC) $(ALL_CFLAGS) -Itests/support -o $@ $(filter %.c %.o,$^) -lzstd

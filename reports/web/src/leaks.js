@@ -113,6 +113,29 @@ function flameTree(leaks) {
     });
   });
   (function strip(n) { delete n.kids; n.children.forEach(strip); })(root);
+  return prune(root, FLAME_NODES);
+}
+
+// At most about max frames are drawn (each is an SVG group with a label):
+// children below the value that keeps max of them are merged, per parent,
+// into one "(N smaller stacks)" frame holding their bytes.
+var FLAME_NODES = 1200;
+function prune(root, max) {
+  var values = [];
+  (function walk(n) { values.push(n.value); n.children.forEach(walk); })(root);
+  if (values.length <= max) return root;
+  values.sort(function (a, b) { return b - a; });
+  var min = values[max - 1];
+  (function cut(n) {
+    var keep = [], rest = 0, nrest = 0;
+    n.children.forEach(function (c) {
+      if (c.value >= min && c.value > 0) keep.push(c);
+      else { rest += c.value; nrest++; }
+    });
+    keep.forEach(cut);
+    if (nrest) keep.push({ name: '(' + nrest + ' smaller ' + (nrest === 1 ? 'stack' : 'stacks') + ')', value: rest, children: [] });
+    n.children = keep;
+  })(root);
   return root;
 }
 
