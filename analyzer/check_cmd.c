@@ -35,6 +35,8 @@ static void usage(FILE *f)
             "                             possible, reachable, not-freed, growth, all\n"
             "                             (default definite,indirect)\n"
             "options:\n"
+            "  --no-default-suppressions  do not apply the built-in suppressions (PyTorch\n"
+            "                        DataLoader caches; see docs/report-json.md)\n"
             "  --suppressions FILE        LeakSanitizer-format 'leak:PATTERN' lines (repeatable)\n"
             "  --junit FILE               also write JUnit XML for CI dashboards\n"
             "  --json FILE                also write the JSON report, verdicts included\n"
@@ -74,6 +76,7 @@ int gs_cmd_check(int argc, char **argv)
     gs_check_defaults(&lim);
     struct gs_supps supps;
     memset(&supps, 0, sizeof supps);
+    int no_defaults = 0;
     const char *junit = NULL, *json = NULL, *v;
     int symbols = 1, quiet = 0, dashdash = 0, set_bytes = 0, set_blocks = 0;
     char **paths = calloc((size_t)argc, sizeof *paths);
@@ -111,6 +114,8 @@ int gs_cmd_check(int argc, char **argv)
                                 "possible, reachable, not-freed, growth, all)\n", bad);
                 a.bad = 1;
             }
+        } else if (gs_arg_flag(&a, "--no-default-suppressions")) {
+            no_defaults = 1;
         } else if (gs_arg_val(&a, "--suppressions", &v)) {
             char err[1024];
             if (!a.bad && gs_supp_load(&supps, v, err, sizeof err)) {
@@ -139,6 +144,10 @@ int gs_cmd_check(int argc, char **argv)
     }
     if (a.bad)
         goto out;
+    if (!no_defaults && gs_supp_add_defaults(&supps)) {
+        fprintf(stderr, "gcspy %s: out of memory\n", "check");
+        goto out;
+    }
     if (!npaths) {
         fprintf(stderr, "gcspy check: no trace given (see gcspy check --help)\n");
         goto out;

@@ -29,6 +29,8 @@ static void usage(FILE *f)
             "options:\n"
             "  --format FMT          text (default), json (docs/report-json.md), html\n"
             "  -o, --output FILE     write the report to FILE instead of standard output\n"
+            "  --no-default-suppressions  do not apply the built-in suppressions (PyTorch\n"
+            "                        DataLoader caches; see docs/report-json.md)\n"
             "  --suppressions FILE   mark leaks matching LeakSanitizer-style 'leak:PATTERN'\n"
             "                        lines as suppressed (repeatable)\n"
             "  --max-groups N        leak stacks listed per class (text 20, json 200)\n"
@@ -56,6 +58,7 @@ int gs_cmd_report(int argc, char **argv)
     ro.show_timeline = 1;
     struct gs_supps supps;
     memset(&supps, 0, sizeof supps);
+    int no_defaults = 0;
     const char *format = "text", *output = NULL, *v;
     int symbols = 1, quiet = 0, dashdash = 0;
     char **paths = calloc((size_t)argc, sizeof *paths);
@@ -80,6 +83,8 @@ int gs_cmd_report(int argc, char **argv)
         } else if (gs_arg_val(&a, "-o", &v) || gs_arg_val(&a, "--output", &v)) {
             if (!a.bad)
                 output = v;
+        } else if (gs_arg_flag(&a, "--no-default-suppressions")) {
+            no_defaults = 1;
         } else if (gs_arg_val(&a, "--suppressions", &v)) {
             char err[1024];
             if (!a.bad && gs_supp_load(&supps, v, err, sizeof err)) {
@@ -118,6 +123,10 @@ int gs_cmd_report(int argc, char **argv)
     }
     if (a.bad)
         goto out;
+    if (!no_defaults && gs_supp_add_defaults(&supps)) {
+        fprintf(stderr, "gcspy %s: out of memory\n", "report");
+        goto out;
+    }
     if (!npaths) {
         fprintf(stderr, "gcspy report: no trace given (see gcspy report --help)\n");
         goto out;

@@ -33,6 +33,27 @@ int gs_supp_add(struct gs_supps *s, const char *pattern, const char *file, uint3
     return 0;
 }
 
+/* Built-in suppressions, as valgrind ships default.supp: blocks that are
+ * unreachable by design in common runtimes, not bugs of the program. Each
+ * one says why. `--no-default-suppressions` turns them off. */
+static const char *const defaults[] = {
+    /* PyTorch's DataLoader (torch.multiprocessing.reductions) keeps a
+     * shared_cache of StorageWeakRef: a weak pointer to each received
+     * StorageImpl, stored as a Python int (split into 30-bit digits, so no
+     * word holds it). The StorageImpl stays allocated until the cache is
+     * trimmed: unreachable to any conservative scanner, and memcheck. */
+    "rebuild_storage_fd",
+    "rebuild_storage_filename",
+};
+
+int gs_supp_add_defaults(struct gs_supps *s)
+{
+    for (uint32_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
+        if (gs_supp_add(s, defaults[i], "<built-in>", i + 1))
+            return -1;
+    return 0;
+}
+
 void gs_supp_free(struct gs_supps *s)
 {
     for (size_t i = 0; i < s->n; i++)

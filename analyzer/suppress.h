@@ -36,6 +36,8 @@ struct gs_supps {
 int gs_supp_load(struct gs_supps *s, const char *path, char *err, size_t errlen);
 /* Adds one pattern (command line); -1 when out of memory. */
 int gs_supp_add(struct gs_supps *s, const char *pattern, const char *file, uint32_t line);
+/* The built-in list (suppress.c says why each is there). */
+int gs_supp_add_defaults(struct gs_supps *s);
 void gs_supp_free(struct gs_supps *s);
 
 int gs_supp_template_match(const char *templ, const char *str);
