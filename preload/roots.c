@@ -24,7 +24,9 @@
  *  - stack memory below a thread's stack pointer (dead frames), the stacks
  *    of gcspy's own threads, and the stacks glibc caches for reuse after
  *    their threads exited.
- * Shared mappings are skipped: they may be files whose tail faults on read.
+ * Shared mappings are skipped (memory shared with other processes holds no
+ * pointer of ours). Every root range is read with process_vm_readv (scan.c),
+ * so a mapping that went away or ends early cannot fault the scan.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -351,12 +353,8 @@ int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
                 goto out;
             continue;
         }
-        size_t before = r->n;
         if (add_minus(r, m->lo, m->hi, ex, nex))
             goto out;
-        for (size_t k = before; k < r->n; k++)
-            if (m->file)
-                r->r[k].lo |= 1; /* tag: read safely (ranges are 8-aligned) */
     }
     rc = 0;
 out:

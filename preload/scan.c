@@ -321,14 +321,13 @@ static void scan_words(struct scan *s, const uintptr_t *p, size_t n, uint8_t mod
         visit_word(s, p[i], mode, leader);
 }
 
-/* Root ranges tagged file-backed are copied out with process_vm_readv, which
- * returns an error instead of faulting on a page past a file's end. */
+/* Root ranges are copied out with process_vm_readv, which returns an error
+ * instead of faulting: a file mapping may end before its last page, and
+ * gcspy's writer thread, which runs on during a scan, may map and unmap its
+ * own scratch memory (zstd's workspace) after /proc/self/maps was read. A
+ * scan must never crash the program. */
 static void scan_range(struct scan *s, uintptr_t lo, uintptr_t hi, uint8_t mode)
 {
-    if (!(lo & 1)) {
-        scan_words(s, (const uintptr_t *)lo, (hi - lo) / 8, mode, NULL);
-        return;
-    }
     lo &= ~(uintptr_t)7;
     static uintptr_t buf[8192];
     pid_t pid = getpid();
@@ -700,6 +699,11 @@ static int run_scan(int trigger, uintptr_t self_sp)
         gs_pages_free(out, out_bytes);
     last_scan_ns = gs_now_fine();
     return 0;
+}
+
+int gs_scan_running(void)
+{
+    return atomic_load(&scanning);
 }
 
 int gs_scan(int trigger, uintptr_t self_sp)

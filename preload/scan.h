@@ -34,7 +34,7 @@ struct gs_range {
 };
 
 struct gs_roots {
-    struct gs_range *r;      /* lo has bit 0 set: file-backed, read safely */
+    struct gs_range *r;
     size_t n, cap;
     uintptr_t *regs;         /* saved registers of stopped threads */
     size_t nregs, regs_bytes;

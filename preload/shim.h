@@ -322,6 +322,7 @@ int gs_scan_init(void);
 /* Runs a scan; self_sp: the calling program thread's stack pointer at entry
  * into gcspy (its stack above it is a root), 0 for a gcspy thread. */
 int gs_scan(int trigger, uintptr_t self_sp);
+int gs_scan_running(void);
 void gs_scan_tick(void);          /* writer: periodic and requested scans */
 uint64_t gs_scan_next_due_ns(void); /* writer: time to the next periodic scan */
 void gs_scan_note_bytes(uint64_t n);

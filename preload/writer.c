@@ -493,6 +493,12 @@ static void *writer_main(void *arg)
             futex_wait(&wake_word, seen, sleep_ns);
         if (atomic_load(&writer_stop) || !gs_tracing())
             break;
+        /* While a program thread scans, the writer keeps still: it would
+         * map and unmap memory under the scanner's feet. */
+        while (gs_scan_running() && !atomic_load(&writer_stop)) {
+            struct timespec ts = {0, 1000000};
+            nanosleep(&ts, NULL);
+        }
         uint64_t now = gs_now_fine();
         if (gs_opt.sample_ms && now - last_sample_ns >= gs_opt.sample_ms * 1000000ull) {
             last_sample_ns = now;
