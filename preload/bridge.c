@@ -6,12 +6,42 @@
  * the hook, so each allocation is recorded once.
  */
 #define _GNU_SOURCE
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
 #include <errno.h>
+#include <libunwind.h>
+#include <string.h>
 
 #include "gcspy/bridge.h"
 #include "shim.h"
 
 #define GS_EXPORT __attribute__((visibility("default")))
+
+/* The stack of a CUPTI callback starts inside libgcspy_cupti.so and libcupti,
+ * which have no frame pointers: it is taken with libunwind (these calls are
+ * rare: allocations no PLT hook saw) and the companion's own frames are
+ * dropped, so the stack starts at the program's call. */
+static uint32_t caller_stack(void)
+{
+    void *buf[GS_MAX_DEPTH + 32];
+    int got = unw_backtrace(buf, GS_MAX_DEPTH + 32), i = 0;
+    while (i < got) {
+        Dl_info info;
+        uintptr_t ip = (uintptr_t)buf[i];
+        int ours = ip >= gs_self_lo && ip < gs_self_hi;
+        if (!ours && dladdr(buf[i], &info) && info.dli_fname)
+            ours = strstr(info.dli_fname, "libgcspy_cupti") || strstr(info.dli_fname, "libcupti");
+        if (!ours)
+            break;
+        i++;
+    }
+    uintptr_t ips[GS_MAX_DEPTH];
+    int n = 0;
+    for (; i < got && n < (int)gs_opt.depth; i++)
+        ips[n++] = (uintptr_t)buf[i];
+    n = gs_py_merge(ips, n, (int)gs_opt.depth);
+    return gs_stack_intern(ips, n);
+}
 
 GS_EXPORT int gcspy_bridge_version(void)
 {
@@ -41,9 +71,7 @@ GS_EXPORT __attribute__((noinline)) int gcspy_device_alloc(uint64_t addr, uint64
         if (with_stack) {
             if (!gs_tls.th && !gs_tls.exited)
                 gs_thread_get();
-            uintptr_t ips[GS_MAX_DEPTH];
-            int n = gs_stack_capture(__builtin_frame_address(0), ips, (int)gs_opt.depth);
-            stack = gs_stack_intern(ips, n);
+            stack = caller_stack();
         }
         gs_on_alloc_ex(addr, size, stack, kind, fn, device, stream, dur_ns);
         rc = 1;

@@ -378,6 +378,7 @@ int gs_core_early_init(char **envp)
  * lock and no program lock; the environment is left alone, so a program
  * without CUDA sees no difference at all. */
 atomic_int gs_cuda_loaded;
+static int (*cupti_flush)(void);
 
 void gs_cupti_maybe_load(void)
 {
@@ -398,11 +399,23 @@ void gs_cupti_maybe_load(void)
         return;
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     int (*init)(void) = h ? (int (*)(void))dlsym(h, "gcspy_cupti_attach") : NULL;
+    const char *(*why)(void) = h ? (const char *(*)(void))dlsym(h, "gcspy_cupti_error") : NULL;
     if (h && !init) /* the driver's injection entry point does the same */
         init = (int (*)(void))dlsym(h, "InitializeInjection");
-    if (!init || init() < 0)
-        gs_log("CUPTI subscriber not attached (%s); device events come from the hooks only",
-               h ? "its start-up failed" : dlerror());
+    if (!init || init() < 0) {
+        const char *w = !h ? dlerror() : why && why() ? why() : "its start-up failed";
+        gs_log("CUPTI subscriber not attached (%s); device events come from the hooks only", w);
+        return;
+    }
+    cupti_flush = (int (*)(void))dlsym(h, "gcspy_cupti_flush");
+}
+
+/* Before a scan (never while the world is stopped): deliver what CUPTI has
+ * buffered, so allocations only it saw are in the table. */
+void gs_cupti_flush(void)
+{
+    if (cupti_flush)
+        cupti_flush();
 }
 
 static void on_exit_cb(int status, void *arg)

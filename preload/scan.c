@@ -718,6 +718,7 @@ int gs_scan(int trigger, uintptr_t self_sp)
         return -1;
     }
     int rc = -1;
+    gs_cupti_flush();
     if (gs_stop_init() == 0)
         rc = run_scan(trigger, self_sp);
     else

@@ -316,6 +316,7 @@ void gs_record_marker(unsigned kind, const char *label);
 /* CUDA driver seen in the module map; the writer then attaches CUPTI. */
 extern atomic_int gs_cuda_loaded;
 void gs_cupti_maybe_load(void);
+void gs_cupti_flush(void);
 
 /* ---- the leak scanner (scan.c) ---- */
 int gs_scan_init(void);
