@@ -245,83 +245,115 @@ def in_function(tr, binary, name):
     return lambda ip: base + lo <= ip < base + hi
 
 
+def _kv(field, key):
+    """Value of a `key=value` dump field at a known position (the dump
+    grammar fixes the order); a changed grammar fails loudly."""
+    k, _, v = field.partition('=')
+    if k != key:
+        raise AssertionError('dump field %r where %s= was expected' % (field, key))
+    return v
+
+
 def check(tr, complete=True):
-    """List of consistency errors (empty when consistent) and a summary."""
+    """Replays the dump (a path or a Trace) in file order. Returns (errors,
+    summary, live): errors empty when consistent; live maps address to size
+    at the end. Streams the file with positional parsing: traces of
+    millions of records take seconds."""
+    path = tr.path if isinstance(tr, Trace) else tr
     errs = []
 
     def err(m):
         if len(errs) < 20:
             errs.append(m)
 
-    if complete and (tr.end is None or tr.end.get('complete') != 'yes'):
-        err('trace incomplete (no TRACE_END)')
     defined = set()
     threads_started, threads_exited = set(), set()
     live = {}
     allocs = frees = nbytes = 0
     seen_proc = seen_exit = seen_end = False
-    for i, r in enumerate(tr.recs):
-        t = r.type
-        if seen_end:
-            err('record %d (%s) after trace_end' % (i, t))
-        if t == 'process':
-            if seen_proc:
-                err('second process record')
-            seen_proc = True
-        elif t == 'stack':
-            if r.id in defined:
-                err('stack node %d defined twice' % r.id)
-            if r.parent and r.parent not in defined:
-                err('stack node %d before its parent %d' % (r.id, r.parent))
-            defined.add(r.id)
-        elif t == 'thread_start':
-            if r.index in threads_started:
-                err('thread %d started twice' % r.index)
-            threads_started.add(r.index)
-        elif t == 'thread_exit':
-            if r.index not in threads_started:
-                err('thread %d exits without a start' % r.index)
-            if r.index in threads_exited:
-                err('thread %d exits twice' % r.index)
-            threads_exited.add(r.index)
-        elif t in ('alloc', 'alloc_ex', 'realloc'):
-            if not seen_proc:
-                err('%s before the process record' % t)
-            if r.stack and r.stack not in defined:
-                err('record %d: stack %d used before its definition' % (i, r.stack))
-            if r.thread and r.thread not in threads_started:
-                err('record %d: thread %d has no thread_start before it' % (i, r.thread))
-            if t == 'realloc':
-                if r.addr not in live:
-                    err('realloc of 0x%x, not live' % r.addr)
-                live[r.addr] = r.size
+    nrec = 0
+    end_line = None
+    with open(path, encoding='latin-1') as f:
+        for line in f:
+            t, _, rest = line.rstrip('\n').partition(' ')
+            if t == 'trace':
                 continue
-            if r.addr in live:
-                err('alloc of 0x%x, already live' % r.addr)
-            live[r.addr] = r.size
-            if r.get('fn') != 'inherited':
-                allocs += 1
-                nbytes += r.size
-        elif t in ('free', 'free_ex'):
-            if r.addr not in live:
-                err('free of 0x%x, not live' % r.addr)
-            else:
-                del live[r.addr]
-            frees += 1
-        elif t == 'exit':
-            if seen_exit:
-                err('second exit record')
-            seen_exit = True
-        elif t == 'trace_end':
-            seen_end = True
-            if not seen_exit:
-                err('trace_end without an exit record before it')
-            want = dict(allocs=allocs, frees=frees, bytes_allocated=nbytes,
-                        live_blocks=len(live), live_bytes=sum(live.values()))
-            for k, v in want.items():
-                if r[k] != v:
-                    err('trace_end %s=%d, replay gives %d' % (k, r[k], v))
-    if not seen_proc and (complete or tr.recs):
+            if t == 'end':
+                end_line = rest
+                continue
+            nrec += 1
+            if seen_end:
+                err('record %d (%s) after trace_end' % (nrec, t))
+            if t in ('alloc', 'alloc_ex', 'realloc'):
+                fs = rest.split()
+                thread = int(_kv(fs[1], 'thread'))
+                addr = int(_kv(fs[2], 'addr'), 16)
+                size = int(_kv(fs[3], 'size'))
+                stack = int(_kv(fs[4], 'stack'))
+                if not seen_proc:
+                    err('%s before the process record' % t)
+                if stack and stack not in defined:
+                    err('record %d: stack %d used before its definition' % (nrec, stack))
+                if thread and thread not in threads_started:
+                    err('record %d: thread %d has no thread_start before it' % (nrec, thread))
+                if t == 'realloc':
+                    if addr not in live:
+                        err('realloc of 0x%x, not live' % addr)
+                    live[addr] = size
+                    continue
+                if addr in live:
+                    err('alloc of 0x%x, already live' % addr)
+                live[addr] = size
+                if t == 'alloc' or _kv(fs[6], 'fn') != 'inherited':
+                    allocs += 1
+                    nbytes += size
+            elif t in ('free', 'free_ex'):
+                fs = rest.split()
+                addr = int(_kv(fs[1] if t == 'free' else fs[2], 'addr'), 16)
+                if live.pop(addr, None) is None:
+                    err('free of 0x%x, not live' % addr)
+                frees += 1
+            elif t == 'stack':
+                fs = rest.split()
+                sid, parent = int(_kv(fs[0], 'id')), int(_kv(fs[1], 'parent'))
+                if sid in defined:
+                    err('stack node %d defined twice' % sid)
+                if parent and parent not in defined:
+                    err('stack node %d before its parent %d' % (sid, parent))
+                defined.add(sid)
+            elif t == 'process':
+                if seen_proc:
+                    err('second process record')
+                seen_proc = True
+            elif t == 'thread_start' or t == 'thread_exit':
+                index = int(_kv(rest.split()[1], 'index'))
+                if t == 'thread_start':
+                    if index in threads_started:
+                        err('thread %d started twice' % index)
+                    threads_started.add(index)
+                else:
+                    if index not in threads_started:
+                        err('thread %d exits without a start' % index)
+                    if index in threads_exited:
+                        err('thread %d exits twice' % index)
+                    threads_exited.add(index)
+            elif t == 'exit':
+                if seen_exit:
+                    err('second exit record')
+                seen_exit = True
+            elif t == 'trace_end':
+                seen_end = True
+                if not seen_exit:
+                    err('trace_end without an exit record before it')
+                fs = dict(kv.partition('=')[::2] for kv in rest.split())
+                want = dict(allocs=allocs, frees=frees, bytes_allocated=nbytes,
+                            live_blocks=len(live), live_bytes=sum(live.values()))
+                for k, v in want.items():
+                    if int(fs[k]) != v:
+                        err('trace_end %s=%s, replay gives %d' % (k, fs[k], v))
+    if complete and (end_line is None or not end_line.endswith('complete=yes')):
+        err('trace incomplete (no TRACE_END)')
+    if not seen_proc and (complete or nrec):
         err('no process record')
     summary = 'allocs=%d frees=%d live_blocks=%d live_bytes=%d stacks=%d threads=%d' % (
         allocs, frees, len(live), sum(live.values()), len(defined), len(threads_started))
@@ -332,8 +364,7 @@ def main(argv):
     if len(argv) < 2 or argv[0] != 'check':
         print('usage: python3 -m gstrace check DUMP [--incomplete]', file=sys.stderr)
         return 2
-    tr = Trace(argv[1])
-    errs, summary, _ = check(tr, complete='--incomplete' not in argv)
+    errs, summary, _ = check(argv[1], complete='--incomplete' not in argv)
     for e in errs:
         print(e)
     print(summary)
