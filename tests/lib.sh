@@ -4,7 +4,7 @@
 #   . tests/lib.sh
 #   gs_init NAME               temp dir $GS_T (removed at exit), checks the build
 #   gs_run NAME CMD...         runs CMD under libgcspy.so in a fresh $GS_T/NAME:
-#                              sets GS_DIR, GS_RC; stdout in $GS_DIR/out,
+#                              sets GS_DIR, GS_RC; stdout (a pipe) in $GS_DIR/out,
 #                              stderr in $GS_DIR/err; traces in $GS_DIR/*.trace*
 #                              (GCSPY_OUTPUT=$GS_DIR/%e-%p.trace, GCSPY_QUIET=1
 #                              unless the caller's environment sets them;
@@ -76,10 +76,12 @@ gs_run() {
   local name=$1; shift
   GS_DIR=$GS_T/$name
   rm -rf "$GS_DIR"; mkdir -p "$GS_DIR"
-  timeout "${GS_TIMEOUT:-60}" env LD_PRELOAD="$GS_LIB" \
+  # stdout through a pipe: a file size limit set for the program (prlimit)
+  # then applies to its trace, not to the copy of its output
+  { timeout "${GS_TIMEOUT:-60}" env LD_PRELOAD="$GS_LIB" \
       GCSPY_OUTPUT="${GCSPY_OUTPUT:-$GS_DIR/%e-%p.trace}" GCSPY_QUIET="${GCSPY_QUIET:-1}" \
-      "$@" >"$GS_DIR/out" 2>"$GS_DIR/err"
-  GS_RC=$?
+      "$@" 2>"$GS_DIR/err"; } | cat >"$GS_DIR/out"
+  GS_RC=${PIPESTATUS[0]}
   [ "$GS_RC" -eq 124 ] && fail "$name: timed out after ${GS_TIMEOUT:-60}s (deadlock?)"
   return 0
 }
@@ -88,8 +90,8 @@ gs_plain() {
   local name=$1; shift
   GS_DIR=$GS_T/$name
   rm -rf "$GS_DIR"; mkdir -p "$GS_DIR"
-  timeout "${GS_TIMEOUT:-60}" "$@" >"$GS_DIR/out" 2>"$GS_DIR/err"
-  GS_RC=$?
+  { timeout "${GS_TIMEOUT:-60}" "$@" 2>"$GS_DIR/err"; } | cat >"$GS_DIR/out"
+  GS_RC=${PIPESTATUS[0]}
   return 0
 }
 

@@ -2,7 +2,8 @@
  * A program whose only observable behaviour is its output and exit status,
  * for comparing runs with and without the shim: it writes lines to stdout
  * through stdio (buffered, so stdio allocates its buffer), a line to stderr,
- * a long line (64 KiB) to stdout, allocates and frees a little, echoes its
+ * a long line (64 KiB) to stdout, allocates and frees a little (and argv[2]
+ * more malloc/free pairs of varying sizes: a bigger trace), echoes its
  * arguments and exits with the status given as argv[1] (default 0).
  *
  * Expected (tests/integration/shim_transparency.sh): byte-identical stdout
@@ -33,6 +34,14 @@ int main(int argc, char **argv)
     void *p = malloc(100);
     printf("errno after malloc: %d\n", errno);
     free(p);
+    long extra = argc > 2 ? atol(argv[2]) : 0;
+    for (long i = 0; i < extra; i++) {
+        char *volatile q = malloc(16 + (size_t)(i * 7919 % 5000));
+        if (!q)
+            return 99;
+        q[0] = 1;
+        free(q);
+    }
     printf("bye\n");
     return status;
 }
