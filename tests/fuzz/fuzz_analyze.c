@@ -1,0 +1,160 @@
+/*
+ * libFuzzer target: the whole offline path on a trace in memory, the way
+ * `gcspy report` and `gcspy check` take it: gs_analyze_mem (reader, replay,
+ * leak grouping, growth, pauses, fragmentation; no symbolizer: the
+ * fuzzer's addresses name no real files), then the text, JSON and JUnit
+ * reporters and the check gate's verdict. Each input is fed the three ways
+ * of fuzz_common.h. Besides the sanitizers' findings it checks that the
+ * JSON reporter's output is valid UTF-8 without raw control characters,
+ * whatever bytes the trace's strings hold, and aborts when it is not.
+ *
+ * GCSPY_FUZZ_KNOWN (a comma-separated list in the environment) lets a long
+ * run look past findings that are reported and wait for a fix (each kept in
+ * tests/fuzz/regressions/, which CI replays without the list):
+ *   json-utf8  the JSON check above is off;
+ *   big-ids    inputs naming a stack or Python code id above 2^20 are not
+ *              analysed (the replay indexes ids directly: gigabytes).
+ *
+ * Build and run: `make fuzz` (tests/mk/reliability.mk).
+ */
+#define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze.h"
+#include "check.h"
+#include "trace_reader.h"
+#include "fuzz_common.h"
+#include "../reports/report.h"
+
+static int known(const char *what)
+{
+    const char *k = getenv("GCSPY_FUZZ_KNOWN");
+    return k && strstr(k, what);
+}
+
+/* Strict UTF-8 (no overlongs, surrogates or code points past U+10FFFF) and
+ * no raw control character: what a JSON parser must accept. */
+static int json_text_ok(const uint8_t *s, size_t n)
+{
+    for (size_t i = 0; i < n;) {
+        uint8_t c = s[i];
+        if (c < 0x20 && c != '\n' && c != '\t' && c != '\r')
+            return 0;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        if (!len || i + len > n)
+            return 0;
+        for (size_t k = 1; k < len; k++)
+            if ((s[i + k] & 0xc0) != 0x80)
+                return 0;
+        if ((c == 0xe0 && s[i + 1] < 0xa0) || (c == 0xed && s[i + 1] >= 0xa0) ||
+            (c == 0xf0 && s[i + 1] < 0x90) || (c == 0xf4 && s[i + 1] >= 0x90))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
+static void report(const struct gs_reporter *rep, const struct gs_report_item *it, int check_json)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return;
+    struct gs_report_opts ro;
+    memset(&ro, 0, sizeof ro);
+    ro.show_timeline = 1;
+    ro.show_reachable = 1;
+    gs_report_write(rep, f, it, 1, &ro);
+    fclose(f);
+    static int skip_json = -1;
+    if (skip_json < 0)
+        skip_json = known("json-utf8");
+    if (check_json && !skip_json && !json_text_ok((const uint8_t *)buf, len))
+        abort();
+    free(buf);
+}
+
+/* Whether the trace names an id of 2^20 or more (see big-ids above). */
+static int big_ids(const uint8_t *d, size_t n)
+{
+    char err[256];
+    struct gs_reader *r = gs_reader_open_mem(d, n, err, sizeof err);
+    if (!r)
+        return 0;
+    struct gs_record rec;
+    int big = 0;
+    const uint64_t lim = 1u << 20;
+    while (!big && gs_reader_next(r, &rec) == GS_READ_OK) {
+        switch (rec.type) {
+        case GS_REC_ALLOC: case GS_REC_ALLOC_EX: case GS_REC_REALLOC:
+            big = rec.u.alloc.stack >= lim; break;
+        case GS_REC_STACK:
+            big = rec.u.stack.id >= lim || rec.u.stack.parent >= lim ||
+                  ((rec.u.stack.ip >> 63) && ((rec.u.stack.ip >> 32) & 0x7fffffff) >= lim);
+            break;
+        case GS_REC_PYCODE: big = rec.u.pycode.id >= lim; break;
+        case GS_REC_SCAN_BLOCK: big = rec.u.scan_block.stack >= lim; break;
+        default: break;
+        }
+    }
+    gs_reader_close(r);
+    return big;
+}
+
+static void one(const uint8_t *d, size_t n)
+{
+    static int skip_big = -1;
+    if (skip_big < 0)
+        skip_big = known("big-ids");
+    if (skip_big && big_ids(d, n))
+        return;
+    struct gs_analyze_opts ao;
+    gs_analyze_defaults(&ao);
+    struct gs_result *r = NULL;
+    char err[512];
+    struct gs_report_item it;
+    memset(&it, 0, sizeof it);
+    it.trace = "fuzz.trace";
+    if (gs_analyze_mem(d, n, "fuzz.trace", &ao, NULL, &r, err, sizeof err)) {
+        it.error = err;
+    } else {
+        it.r = r;
+        struct gs_check_limits lim;
+        gs_check_defaults(&lim);
+        lim.require_complete = 1;
+        static struct gs_verdict v; /* 9 KiB of text: off the stack */
+        gs_check_eval(&lim, "fuzz.trace", r, NULL, &v);
+        it.verdict = &v;
+        report(&gs_reporter_text, &it, 0);
+        report(&gs_reporter_json, &it, 1);
+        report(&gs_reporter_junit, &it, 0);
+        gs_result_free(r);
+        return;
+    }
+    report(&gs_reporter_json, &it, 1);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    one(data, size);
+    uint8_t *b = fz_reseal(data, size);
+    if (b) {
+        one(b, size);
+        free(b);
+    }
+    size_t len;
+    b = fz_wrap(data, size, &len);
+    if (b) {
+        one(b, len);
+        free(b);
+    }
+    return 0;
+}
