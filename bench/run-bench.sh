@@ -6,15 +6,16 @@
 # writes the same table to $BUILD/bench/results.md. docs/benchmarks.md says
 # what each row measures.
 #
-#   BENCH_RUNS=N     runs per median (default 3; 1 with BENCH_QUICK=1)
-#   BENCH_QUICK=1    small sizes (a minute or so), for a quick look
+#   BENCH_RUNS=N     rounds per median (default 3; 1 with BENCH_QUICK=1)
+#   BENCH_QUICK=1    small sizes (a few minutes, mostly heaptrack), a quick look
 #   BENCH_PAIRS, BENCH_LIVE, BENCH_STEPS, BENCH_VG_PAIRS override the sizes
+#   BENCH_TIMEOUT=S  seconds a bare run may take (default 600)
 #
 # Every tool's run must print what the bare run printed (churn's checksum, the
 # training losses); a run that does not, or fails, shows as "failed" in the
-# table, its log kept under $BUILD/bench/logs/. Exit status: 0 when every
-# measurement ran (targets missed or not), 1 when some failed, 2 when the
-# bench cannot run at all.
+# table, its log kept under $BUILD/bench/logs/. Exit status: 0 when every bare
+# and gcspy measurement ran (targets met or not; a peer that fails or hangs is
+# only reported), 1 when one of those failed, 2 when the bench cannot run.
 set -u
 cd "$(dirname "$0")/.." || exit 2
 
@@ -97,47 +98,91 @@ tool_cmd() {
   esac
 }
 
-# measure NAME TOOL FILTER N PROG ARGS...: N runs of PROG under TOOL. Sets
-# M_TIME (median wall seconds), M_STEP (median of the per-step medians the
-# training example prints, if any), M_SIZE (trace bytes of the last run),
-# M_STATUS ("ok", or why not). The program's output, filtered through the
-# extended regex FILTER, must equal the bare run's ($WORK/NAME.expect).
-measure() {
-  local name=$1 tool=$2 filter=$3 n=$4; shift 4
-  local i t0 t1 rc times=() steps=() log trace
-  M_TIME="" M_STEP="" M_SIZE="" M_STATUS=ok
-  for ((i = 1; i <= n; i++)); do
-    log=$LOGS/$name.$tool.$i
-    trace=$WORK/$name.$tool.$i
-    rm -f "$trace"*
-    t0=$(now_ns)
-    # timeout signals its whole process group: a hung tool's helpers and the
-    # program's children go too.
-    tool_cmd "$tool" "$trace" "$@"
-    timeout -k 5 "$LIMIT" "${CMD[@]}" >"$log.out" 2>"$log.err"
-    rc=$?
-    t1=$(now_ns)
-    if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
-      M_STATUS="hung: killed after ${LIMIT} s"; return 1
-    elif [ $rc -ne 0 ]; then
-      M_STATUS="failed (exit $rc, see $log.err)"; return 1
-    fi
-    grep -E "$filter" "$log.out" >"$log.filtered"
-    if [ "$tool" = bare ] && [ $i -eq 1 ]; then
-      cp "$log.filtered" "$WORK/$name.expect"
-    elif ! cmp -s "$log.filtered" "$WORK/$name.expect"; then
-      M_STATUS="failed (output differs from bare, see $log.out)"; return 1
-    fi
-    times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')")
-    local s
-    s=$(sed -n 's/.*median_step_ms \([0-9.]*\).*/\1/p' "$log.err" | tail -1)
-    [ -n "$s" ] && steps+=("$s")
-    M_SIZE=$(cat "$trace"* 2>/dev/null | wc -c)
-    M_LAST_LOG=$log
-  done
-  M_TIME=$(median "${times[@]}")
-  [ ${#steps[@]} -gt 0 ] && M_STEP=$(median "${steps[@]}")
+# run_once ROW TOOL I FILTER PROG ARGS...: run I of PROG under TOOL. On
+# success appends the wall seconds to TIMES[ROW,TOOL] (and the median step
+# time the training example prints to STEPS[ROW,TOOL]), records the trace size
+# and the log. The program's output, filtered through the extended regex
+# FILTER, must equal what the first bare run printed. On failure sets
+# STATUS[ROW,TOOL] and returns 1.
+declare -A TIMES STEPS SIZE LASTLOG STATUS LIMITS T S C
+run_once() {
+  local row=$1 tool=$2 i=$3 filter=$4; shift 4
+  local log=$LOGS/$row.$tool.$i trace=$WORK/$row.$tool t0 t1 rc st limit
+  rm -f "$trace"*
+  limit=$BARE_LIMIT
+  [ "$tool" != bare ] && limit=${LIMITS[$row]:-$BARE_LIMIT}
+  tool_cmd "$tool" "$trace" "$@"
+  t0=$(now_ns)
+  # timeout signals its whole process group: a hung tool's helpers and the
+  # program's children go too.
+  timeout -k 5 "$limit" "${CMD[@]}" >"$log.out" 2>"$log.err"
+  rc=$?
+  t1=$(now_ns)
+  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+    STATUS[$row,$tool]="hung: killed after $limit s"; return 1
+  elif [ $rc -ne 0 ]; then
+    STATUS[$row,$tool]="failed (exit $rc, see $log.err)"; return 1
+  fi
+  grep -E "$filter" "$log.out" >"$log.filtered"
+  if [ "$tool" = bare ] && [ "$i" -eq 1 ]; then
+    cp "$log.filtered" "$WORK/$row.expect"
+  elif ! cmp -s "$log.filtered" "$WORK/$row.expect"; then
+    STATUS[$row,$tool]="failed (output differs from bare, see $log.out)"; return 1
+  fi
+  TIMES[$row,$tool]+=" $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
+  st=$(sed -n 's/.*median_step_ms \([0-9.]*\).*/\1/p' "$log.err" | tail -1)
+  [ -n "$st" ] && STEPS[$row,$tool]+=" $st"
+  SIZE[$row,$tool]=$(cat "$trace"* 2>/dev/null | wc -c)
+  LASTLOG[$row,$tool]=$log
   return 0
+}
+
+# bench_row ROW FILTER FACTOR TOOLS PROG ARGS...: RUNS rounds; in each, every
+# tool of the comma list TOOLS (bare first; "tool:1" runs in the first round
+# only) runs once. Interleaving makes the tools share the machine's load,
+# which on a shared machine moves more than the differences measured. A tool
+# that fails is not run again. A tool's run may take 60 s plus FACTOR times
+# the first bare run before it counts as hung. Sets T (median seconds),
+# S (median step ms) and the table cells C for the row.
+bench_row() {
+  local row=$1 filter=$2 factor=$3 tools=$4; shift 4
+  local i spec tool
+  for ((i = 1; i <= RUNS; i++)); do
+    for spec in ${tools//,/ }; do
+      tool=${spec%:1}
+      [ "$spec" != "$tool" ] && [ $i -gt 1 ] && continue
+      [ -n "${STATUS[$row,$tool]:-}" ] && continue
+      note "$row: $tool, run $i"
+      if ! run_once "$row" "$tool" "$i" "$filter" "$@"; then
+        note "  ${STATUS[$row,$tool]}"
+        # A peer that fails is a result (the table says so); gcspy or the
+        # program failing is not.
+        case $tool in bare | gcspy) failures=$((failures + 1)) ;; esac
+        [ "$tool" = bare ] && break 2   # nothing to compare against
+        continue
+      fi
+      if [ "$tool" = bare ] && [ $i -eq 1 ]; then
+        LIMITS[$row]=$(awk -v b="${TIMES[$row,bare]# }" -v f="$factor" 'BEGIN { print int(60 + f * b) }')
+      fi
+    done
+  done
+  for spec in ${tools//,/ }; do
+    tool=${spec%:1}
+    # shellcheck disable=SC2086
+    [ -n "${TIMES[$row,$tool]:-}" ] && T[$row,$tool]=$(median ${TIMES[$row,$tool]})
+    # shellcheck disable=SC2086
+    [ -n "${STEPS[$row,$tool]:-}" ] && S[$row,$tool]=$(median ${STEPS[$row,$tool]})
+  done
+  for spec in ${tools//,/ }; do
+    tool=${spec%:1}
+    if [ -z "${T[$row,$tool]:-}" ]; then
+      C[$row,$tool]=${STATUS[$row,$tool]:-"not run (bare failed)"}
+    elif [ "$tool" = bare ]; then
+      C[$row,$tool]="${T[$row,$tool]} s"
+    else
+      C[$row,$tool]="${T[$row,$tool]} s ($(ratio "${T[$row,$tool]}" "${T[$row,bare]}")×)"
+    fi
+  done
 }
 
 median() {
@@ -147,72 +192,47 @@ median() {
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }'; }
 
-# cell TIME BASE UNIT: "1.234 s (1.50×)"
-cell() {
-  if [ -z "$1" ]; then echo "$M_STATUS"; return; fi
-  if [ -z "$2" ]; then echo "$1 $3"; return; fi
-  echo "$1 $3 ($(ratio "$1" "$2")×)"
-}
-
 # verdict VALUE LIMIT: whether a ratio meets its target
 verdict() {
   [ -z "$1" ] && { echo "not measured"; return; }
   awk -v v="$1" -v l="$2" 'BEGIN { print (v <= l) ? "met" : "MISSED" }'
 }
 
-declare -A C   # table cells: C[row,tool]
-# Seconds one run may take before it counts as hung: bare runs get
-# BENCH_TIMEOUT; the tools 60 s plus 30 times the bare median of their row.
 BARE_LIMIT=${BENCH_TIMEOUT:-600}
-LIMIT=$BARE_LIMIT
-limit_after() { LIMIT=$(awk -v b="$1" -v f="$2" 'BEGIN { print int(60 + f * b) }'); }
 failures=0
 note() { echo "  $*" >&2; }
-run_row() {      # run_row ROW NAME TOOL FILTER N PROG ARGS...
-  local row=$1; shift
-  note "$row: ${2}..."
-  if measure "$@"; then return 0; fi
-  failures=$((failures + 1)); note "  $M_STATUS"; return 1
+
+# tools_for ROW KIND: sets TOOLS to the comma list of the tools that can run
+# here, and the cell of each that cannot to why. KIND: churn or python.
+tools_for() {
+  local row=$1 kind=$2 list=bare
+  if [ $have_gcspy = 1 ]; then list+=,gcspy; else C[$row,gcspy]="not built ($LIB missing)"; fi
+  if [ $have_heaptrack = 1 ]; then list+=,heaptrack; else C[$row,heaptrack]="not installed"; fi
+  if [ "$kind" = churn ] && [ -n "$LSAN_HOW" ]; then list+=,lsan
+  elif [ "$kind" = python ] && [ -n "$LSAN_LIB" ]; then list+=,lsan
+  else C[$row,lsan]="no LSan runtime (liblsan.so.0)"; fi
+  TOOLS=$list
 }
 
-echo "gcspy bench: $RUNS run(s) per median; $(nproc) CPU(s); logs in $LOGS" >&2
+echo "gcspy bench: $RUNS round(s) per median; $(nproc) CPU(s); logs in $LOGS" >&2
 
 # ---- churn ------------------------------------------------------------------
 CH_ARGS=(--pairs "$PAIRS" --threads "$THREADS" --live "$LIVE" --depth "$DEPTH")
-declare -A T S   # T[row,tool] median seconds, S[row,tool] per-step ms
+tools_for churn churn
+bench_row churn '^checksum' 30 "$TOOLS" "$CHURN" "${CH_ARGS[@]}"
 BARE_EVENTS=""
-for tool in bare gcspy heaptrack lsan; do
-  case $tool in
-    gcspy) [ $have_gcspy = 1 ] || { C[churn,$tool]="not built ($LIB missing)"; continue; } ;;
-    heaptrack) [ $have_heaptrack = 1 ] || { C[churn,$tool]="not installed"; continue; } ;;
-    lsan) [ -n "$LSAN_HOW" ] || { C[churn,$tool]="no liblsan.so.0 or clang"; continue; } ;;
-  esac
-  [ $tool = bare ] && LIMIT=$BARE_LIMIT
-  if run_row churn churn "$tool" '^checksum' "$RUNS" "$CHURN" "${CH_ARGS[@]}"; then
-    T[churn,$tool]=$M_TIME
-    case $tool in
-      bare) BARE_EVENTS=$(sed -n 's/^events //p' "$M_LAST_LOG.out"); limit_after "$M_TIME" 30 ;;
-      gcspy) GCSPY_SIZE=$M_SIZE GCSPY_TRACE=$(ls "$WORK"/churn.gcspy."$RUNS"*.trace 2>/dev/null | head -1) ;;
-      heaptrack) HT_SIZE=$M_SIZE HT_LOG=$M_LAST_LOG ;;
-    esac
-  fi
-  C[churn,$tool]=$(cell "${T[churn,$tool]:-}" "${T[churn,bare]:-}" s)
-done
-C[churn,bare]=${T[churn,bare]:+${T[churn,bare]} s}
+[ -n "${LASTLOG[churn,bare]:-}" ] && BARE_EVENTS=$(sed -n 's/^events //p' "${LASTLOG[churn,bare]}.out")
 
 # memcheck is too slow for the full size: fewer pairs, one run, against a bare
 # median at the same size.
 if [ $have_valgrind = 1 ]; then
   VG_ARGS=(--pairs "$VG_PAIRS" --threads "$THREADS" --live "$LIVE" --depth "$DEPTH")
-  LIMIT=$BARE_LIMIT
-  if run_row churn-vg churn-small bare '^checksum' "$RUNS" "$CHURN" "${VG_ARGS[@]}"; then
-    vg_bare=$M_TIME
-    limit_after "$M_TIME" 100
-    if run_row churn-vg churn-small memcheck '^checksum' 1 "$CHURN" "${VG_ARGS[@]}"; then
-      C[churn,memcheck]="$M_TIME s ($(ratio "$M_TIME" "$vg_bare")×; 1 run at $VG_PAIRS pairs vs bare $vg_bare s)"
-      T[churn,memcheck_ratio]=$(ratio "$M_TIME" "$vg_bare")
-    else C[churn,memcheck]=$M_STATUS; fi
-  else C[churn,memcheck]=$M_STATUS; fi
+  bench_row churn-small '^checksum' 100 bare,memcheck:1 "$CHURN" "${VG_ARGS[@]}"
+  if [ -n "${T[churn-small,memcheck]:-}" ]; then
+    C[churn,memcheck]="${T[churn-small,memcheck]} s ($(ratio "${T[churn-small,memcheck]}" "${T[churn-small,bare]}")×; 1 run at $VG_PAIRS pairs vs bare ${T[churn-small,bare]} s)"
+  else
+    C[churn,memcheck]=${C[churn-small,memcheck]:-${C[churn-small,bare]}}
+  fi
 else
   C[churn,memcheck]="not installed"
 fi
@@ -221,28 +241,30 @@ fi
 # counted from its dump where the CLI has one, heaptrack's from its own stats
 # (2 × allocations − leaked: every allocation and every free); else the
 # program's own count of mallocs + frees.
-BPE_GCSPY="" BPE_HT="" EV_GCSPY_HOW="" EV_HT_HOW=""
-if [ -n "${GCSPY_SIZE:-}" ]; then
-  ev=""
-  if [ -x "$CLI" ] && [ -n "${GCSPY_TRACE:-}" ]; then
-    ev=$("$CLI" dump "$GCSPY_TRACE" 2>/dev/null | grep -c -E '^(alloc|realloc|free)')
-    [ "${ev:-0}" -gt 0 ] && EV_GCSPY_HOW="counted by gcspy dump"
+BPE_GCSPY="" BPE_HT=""
+if [ -n "${T[churn,gcspy]:-}" ]; then
+  size=${SIZE[churn,gcspy]} ev="" how=""
+  trace=$(ls "$WORK"/churn.gcspy-*.trace 2>/dev/null | head -1)
+  if [ -x "$CLI" ] && [ -n "$trace" ]; then
+    ev=$("$CLI" dump "$trace" 2>/dev/null | grep -c -E '^(alloc|realloc|free)')
+    [ "${ev:-0}" -gt 0 ] && how="counted by gcspy dump"
   fi
-  if [ -z "$EV_GCSPY_HOW" ]; then ev=$BARE_EVENTS; EV_GCSPY_HOW="churn's own count"; fi
+  if [ -z "$how" ]; then ev=$BARE_EVENTS how="churn's own count"; fi
   [ -n "$ev" ] && [ "$ev" -gt 0 ] &&
-    BPE_GCSPY=$(awk -v s="$GCSPY_SIZE" -v e="$ev" 'BEGIN { printf "%.3f", s / e }')
-  C[bpe,gcspy]="${BPE_GCSPY:-?} B/event ($GCSPY_SIZE B, $ev events, $EV_GCSPY_HOW)"
+    BPE_GCSPY=$(awk -v s="$size" -v e="$ev" 'BEGIN { printf "%.3f", s / e }')
+  C[bpe,gcspy]="${BPE_GCSPY:-?} B/event ($size B, $ev events, $how)"
 else
   C[bpe,gcspy]="not measured"
 fi
-if [ -n "${HT_SIZE:-}" ]; then
-  a=$(sed -n 's/^[[:space:]]*allocations:[[:space:]]*\([0-9]*\).*/\1/p' "$HT_LOG.out" "$HT_LOG.err" | head -1)
-  l=$(sed -n 's/^[[:space:]]*leaked allocations:[[:space:]]*\([0-9]*\).*/\1/p' "$HT_LOG.out" "$HT_LOG.err" | head -1)
-  if [ -n "$a" ]; then ev=$((2 * a - ${l:-0})); EV_HT_HOW="from heaptrack's stats"
-  else ev=$BARE_EVENTS; EV_HT_HOW="churn's own count"; fi
+if [ -n "${T[churn,heaptrack]:-}" ]; then
+  size=${SIZE[churn,heaptrack]} log=${LASTLOG[churn,heaptrack]}
+  a=$(sed -n 's/^[[:space:]]*allocations:[[:space:]]*\([0-9]*\).*/\1/p' "$log.out" "$log.err" | head -1)
+  l=$(sed -n 's/^[[:space:]]*leaked allocations:[[:space:]]*\([0-9]*\).*/\1/p' "$log.out" "$log.err" | head -1)
+  if [ -n "$a" ]; then ev=$((2 * a - ${l:-0})) how="from heaptrack's stats"
+  else ev=$BARE_EVENTS how="churn's own count"; fi
   [ -n "$ev" ] && [ "$ev" -gt 0 ] &&
-    BPE_HT=$(awk -v s="$HT_SIZE" -v e="$ev" 'BEGIN { printf "%.3f", s / e }')
-  C[bpe,heaptrack]="${BPE_HT:-?} B/event ($HT_SIZE B, $ev events, $EV_HT_HOW)"
+    BPE_HT=$(awk -v s="$size" -v e="$ev" 'BEGIN { printf "%.3f", s / e }')
+  C[bpe,heaptrack]="${BPE_HT:-?} B/event ($size B, $ev events, $how)"
 else
   C[bpe,heaptrack]="not measured"
 fi
@@ -250,39 +272,21 @@ fi
 # ---- import torch and the training example ----------------------------------
 IMPORT="import torch; print('torch', torch.__version__)"
 TRAIN_ARGS=(examples/train.py --steps "$STEPS" --log-every 10 --timing)
-for row in import train; do
-  if [ $have_torch = 0 ]; then
-    for tool in bare gcspy heaptrack lsan; do C[$row,$tool]="torch not importable by $PY"; done
-    continue
-  fi
-  for tool in bare gcspy heaptrack lsan; do
-    case $tool in
-      gcspy) [ $have_gcspy = 1 ] || { C[$row,$tool]="not built"; continue; } ;;
-      heaptrack) [ $have_heaptrack = 1 ] || { C[$row,$tool]="not installed"; continue; } ;;
-      lsan) [ -n "$LSAN_LIB" ] || { C[$row,$tool]="needs liblsan.so.0"; continue; } ;;
-    esac
-    [ $tool = bare ] && LIMIT=$BARE_LIMIT
-    if [ $row = import ]; then
-      run_row import import "$tool" '^torch ' "$RUNS" "$PY" -c "$IMPORT"
-    else
-      run_row train train "$tool" '^(step|done) ' "$RUNS" "$PY" "${TRAIN_ARGS[@]}"
-    fi && { T[$row,$tool]=$M_TIME; S[$row,$tool]=$M_STEP; }
-    [ $tool = bare ] && [ -n "${T[$row,bare]:-}" ] && limit_after "${T[$row,bare]}" 10
-    C[$row,$tool]=$(cell "${T[$row,$tool]:-}" "${T[$row,bare]:-}" s)
-    if [ $row = train ]; then
-      if [ -n "${S[train,$tool]:-}" ]; then
-        C[step,$tool]=$(cell "${S[train,$tool]}" "${S[train,bare]:-}" ms)
-      else
-        C[step,$tool]=${C[train,$tool]}
-      fi
-    fi
+if [ $have_torch = 1 ]; then
+  tools_for import python
+  bench_row import '^torch ' 10 "$TOOLS" "$PY" -c "$IMPORT"
+  tools_for train python
+  bench_row train '^(step|done) ' 5 "$TOOLS" "$PY" "${TRAIN_ARGS[@]}"
+  for tool in ${TOOLS//,/ }; do
+    if [ -z "${S[train,$tool]:-}" ]; then C[step,$tool]=${C[train,$tool]}
+    elif [ $tool = bare ]; then C[step,$tool]="${S[train,bare]} ms"
+    else C[step,$tool]="${S[train,$tool]} ms ($(ratio "${S[train,$tool]}" "${S[train,bare]:-0}")×)"; fi
   done
-  C[$row,bare]=${T[$row,bare]:+${T[$row,bare]} s}
-done
-C[step,bare]=${S[train,bare]:+${S[train,bare]} ms}
-for tool in bare gcspy heaptrack lsan; do
-  for row in import train step; do : "${C[$row,$tool]:=n/a}"; done
-done
+else
+  for row in import train step; do
+    for tool in bare gcspy heaptrack lsan; do C[$row,$tool]="torch not importable by $PY"; done
+  done
+fi
 for row in import train step bpe; do C[$row,memcheck]="not run (too slow)"; done
 C[bpe,bare]="-"; C[bpe,lsan]="- (no trace)"
 
@@ -299,7 +303,7 @@ fi
   echo "# gcspy benchmarks"
   echo
   echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(uname -m), $(nproc) CPU(s) ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)), gcspy $(git rev-parse --short HEAD 2>/dev/null || echo '?')."
-  echo "Wall time, median of $RUNS run(s); (N×) is the ratio to bare. Mode: $([ "$QUICK" = 1 ] && echo quick || echo full)."
+  echo "Wall time, median of $RUNS run(s), the tools interleaved round by round; (N×) is the ratio to bare. Mode: $([ "$QUICK" = 1 ] && echo quick || echo full)."
   echo
   echo "- churn: $PAIRS malloc/free pairs, $THREADS threads, $LIVE live objects, malloc $DEPTH frames deep ($CHURN)"
   echo "- import: \`$PY -c \"import torch\"\`"
