@@ -18,6 +18,8 @@
 #   gs_py ARGS...              /usr/bin/python3 with the gstrace module importable
 #   fail MSG / gs_done         count a failure / exit 0, or 1 after failures
 #   gs_skip REASON             exit 77 with REASON as the last stdout line
+# GS_LIB in the environment replaces build/libgcspy.so (to try a patched
+# build against the same tests).
 #
 # The checker (gstrace.py, written into $GS_T at gs_init) replays a dump in
 # file order and checks what every complete trace must satisfy:
@@ -96,7 +98,7 @@ gs_plain() {
 }
 
 gs_traces() {
-  find "$GS_DIR" -maxdepth 1 -name '*.trace*' ! -name '*.txt' | sort
+  find "$GS_DIR" -maxdepth 1 -name '*.trace*' ! -name '*.txt' ! -name '*.dumperr' | sort
 }
 
 gs_dump() {
