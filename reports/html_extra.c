@@ -19,7 +19,8 @@
  *   device_state  per device, its segments and the blocks inside them at the
  *                 snapshot with the most device memory and at the end (what
  *                 PyTorch's memory_viz calls the allocator state)
- *   host_frag     gs_frag_heap at each snapshot
+ *   host_frag     the host heap's free space between live blocks at each
+ *                 snapshot, measured as frag.c measures it at the end
  *   growth        each growth suspect's live bytes per step (or over time)
  *   pauses        every pause, the longest MAX_PAUSES when there are more,
  *                 and a histogram of all of them
@@ -55,6 +56,10 @@
 #define GROWTH_SITES 20
 #define MMAP_MIN (128ull << 10)
 #define MAX_LAYERS (1 + 2 * GS_MAX_DEVICES)
+/* What the snapshots may cost in all, in live blocks sorted and binned
+ * (a few hundred instructions each; an empty slot of the live set walked
+ * costs an eighth of that): about a second. */
+#define VISIT_BUDGET (12ull << 20)
 
 enum { L_HOST = 0, L_CUDA = 1, L_TORCH = 2 };
 
@@ -115,6 +120,10 @@ struct pass {
     int ndev;
     uint64_t t[SNAPS];
     uint32_t ns;
+    uint64_t visited;       /* snap_cost of the snapshots taken */
+    int16_t lmap[3][256];   /* layer of (kind, device): 0 unknown, else 1 + index */
+    struct blkv scratch;    /* blk_sort's */
+    uint32_t *count;        /* blk_sort's, 65536 */
     struct gs_heapfrag hf[SNAPS];
     /* growth */
     uint32_t gsites;
@@ -145,6 +154,79 @@ static int blk_cmp(const void *a, const void *b)
 {
     const struct blk *x = a, *y = b;
     return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/* Sorts b by address: LSD radix sort, 16 bits a pass, skipping the passes
+ * whose digit every address shares (a heap's high bits). The live set comes
+ * in hash order and is sorted at every snapshot: qsort's merge sort of
+ * these 32-byte records cost the pass most of its time. */
+static int blk_sort(struct blkv *b, struct blkv *tmp, uint32_t *count)
+{
+    size_t n = b->n;
+    if (n < 2)
+        return 0;
+    if (tmp->cap < n) {
+        struct blk *v = realloc(tmp->v, n * sizeof *v);
+        if (!v)
+            return -1;
+        tmp->v = v;
+        tmp->cap = n;
+    }
+    for (int shift = 0; shift < 64; shift += 16) {
+        memset(count, 0, 65536 * sizeof *count);
+        for (size_t i = 0; i < n; i++)
+            count[(b->v[i].addr >> shift) & 0xffff]++;
+        if (count[(b->v[0].addr >> shift) & 0xffff] == n)
+            continue;
+        uint32_t sum = 0;
+        for (size_t d = 0; d < 65536; d++) {
+            uint32_t c = count[d];
+            count[d] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            tmp->v[count[(b->v[i].addr >> shift) & 0xffff]++] = b->v[i];
+        struct blk *v = b->v;
+        size_t cap = b->cap;
+        b->v = tmp->v;
+        b->cap = tmp->cap;
+        tmp->v = v;
+        tmp->cap = cap;
+    }
+    return 0;
+}
+
+/* Free space between the sorted live host blocks, as frag.c measures it at
+ * the end of the trace (the same chunk spans and region rule; the mmapped
+ * chunks frag.c leaves out are not in the host layer): the last snapshot's
+ * figures equal the report's, which the tests check. */
+static void heap_frag(const struct blk *v, size_t n, struct gs_heapfrag *out)
+{
+    memset(out, 0, sizeof *out);
+    out->blocks = n;
+    for (size_t i = 0; i < n; i++) {
+        out->bytes += v[i].size;
+        if (i == 0) {
+            out->regions = 1;
+            continue;
+        }
+        uint64_t c = (v[i - 1].size + 8 + 15) & ~15ull;
+        uint64_t end = v[i - 1].addr + (c < 32 ? 32 : c);
+        if (v[i].addr < end)
+            continue;
+        uint64_t gap = v[i].addr - end;
+        if (gap >= REGION_GAP) {
+            out->regions++;
+            continue;
+        }
+        if (gap) {
+            out->gaps++;
+            out->free_bytes += gap;
+            if (gap > out->largest_free)
+                out->largest_free = gap;
+        }
+    }
+    out->ratio = out->free_bytes ? 1.0 - (double)out->largest_free / (double)out->free_bytes : 0;
 }
 
 static int blk_size_desc(const void *a, const void *b)
@@ -178,7 +260,21 @@ static int put_b64(struct gs_jw *w, const char *key, const uint8_t *v, size_t n)
 
 /* ---- layers ---- */
 
+static int layer_find(struct pass *p, int kind, int device);
+
 static int layer_of(struct pass *p, int kind, int device)
+{
+    int16_t *c = &p->lmap[kind][device & 255];
+    if (!*c) {
+        int i = layer_find(p, kind, device);
+        if (i < 0)
+            return -1;
+        *c = (int16_t)(i + 1);
+    }
+    return *c - 1;
+}
+
+static int layer_find(struct pass *p, int kind, int device)
 {
     for (int i = 0; i < p->nl; i++)
         if (p->L[i]->kind == kind && p->L[i]->device == device)
@@ -354,6 +450,11 @@ static int devstate_take(struct devstate *d, uint64_t t, uint64_t bytes, const s
 
 /* ---- snapshots ---- */
 
+static uint64_t snap_cost(const struct gs_model *m)
+{
+    return m->live.n + m->live.cap / 8;
+}
+
 static int snapshot(struct pass *p, uint64_t now)
 {
     if (p->ns == SNAPS)
@@ -361,6 +462,7 @@ static int snapshot(struct pass *p, uint64_t now)
     const struct gs_model *m = p->m;
     for (int i = 0; i < p->nl; i++)
         p->L[i]->tmp.n = 0;
+    p->visited += snap_cost(m);
     for (size_t i = 0; i < m->live.cap; i++) {
         const struct gs_live *e = &m->live.slot[i];
         /* allocated after the snapshot's time (another thread's events
@@ -378,11 +480,13 @@ static int snapshot(struct pass *p, uint64_t now)
             return -1;
     }
     uint32_t k = p->ns;
+    memset(&p->hf[k], 0, sizeof p->hf[k]);
     for (int i = 0; i < p->nl; i++) {
         struct layer *l = p->L[i];
-        qsort(l->tmp.v, l->tmp.n, sizeof *l->tmp.v, blk_cmp);
-        if (layer_snap(l, k, now))
+        if (blk_sort(&l->tmp, &p->scratch, p->count) || layer_snap(l, k, now))
             return -1;
+        if (l->kind == L_HOST)
+            heap_frag(l->tmp.v, l->tmp.n, &p->hf[k]);
     }
     for (int i = 0; i < p->ndev; i++) {
         struct dev *d = &p->dev[i];
@@ -393,8 +497,6 @@ static int snapshot(struct pass *p, uint64_t now)
             devstate_take(&d->peak, now, bytes, c ? &c->tmp : NULL, t ? &t->tmp : NULL))
             return -1;
     }
-    if (gs_frag_heap(m, &p->hf[k]))
-        return -1;
     p->t[k] = now;
     p->ns++;
     return 0;
@@ -482,7 +584,11 @@ static int run_pass(struct pass *p, struct gs_reader *rd)
                 /* thresholds passed without an event share one state */
                 while (next + 1 < SNAPS - 1 && rec.t >= snap_time(dur, next + 1))
                     next++;
-                if (snapshot(p, snap_time(dur, next)))
+                /* within budget, spread over the run: a big live set
+                 * gets fewer columns */
+                uint64_t cost = p->visited + snap_cost(p->m);
+                if (cost <= (double)VISIT_BUDGET * (next + 1) / (SNAPS - 1) &&
+                    snapshot(p, snap_time(dur, next)))
                     goto out;
                 next++;
             }
@@ -1244,6 +1350,8 @@ static void pass_free(struct pass *p)
     }
     free(p->gx);
     free(p->gy);
+    free(p->scratch.v);
+    free(p->count);
     if (p->m) {
         gs_model_free(p->m);
         free(p->m);
@@ -1270,7 +1378,8 @@ int gs_html_extra_write(struct gs_html_extra_ctx *x, struct gs_jw *w, const char
     gs_analyze_defaults(&ao);
     if (p) {
         p->r = r;
-        p->m = malloc(sizeof *p->m);
+        p->count = malloc(65536 * sizeof *p->count);
+        p->m = p->count ? malloc(sizeof *p->m) : NULL;
         if (p->m && gs_model_init(p->m, &ao.model)) {
             free(p->m);
             p->m = NULL;

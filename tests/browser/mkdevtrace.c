@@ -9,6 +9,9 @@
  *               block kept every step by keep_outputs (a device-side growth)
  *   samples     DEVICE_SAMPLE of the allocator every step (reserved, in use,
  *               segments, largest free), SAMPLE of the host heap
+ *   host heap   16 blocks of 1000 bytes side by side as glibc lays them out
+ *               (1008 bytes apart), every third from the second freed: five
+ *               holes of 1008 bytes among 11 live blocks to the end
  *   pauses      a Python GC pause every 10 steps
  *   markers     a step marker per step, a user marker every 25 steps
  *
@@ -89,6 +92,10 @@ int main(int argc, char **argv)
         next_addr += 32 * MIB;
         reserved += 20 * MIB;
     }
+    for (unsigned i = 0; i < 16; i++)
+        gs_tb_alloc(tb, t += 100, 1, 0x555555800000ull + i * 1008, 1000, ST_HOST);
+    for (unsigned i = 1; i < 16; i += 3)
+        gs_tb_free_rec(tb, t += 100, 0x555555800000ull + i * 1008);
     /* weights: the first half of segment 0 */
     for (unsigned i = 0; i < 8; i++) {
         gs_tb_alloc_ex(tb, t += 1000, 1, SEG0 + i * MIB, MIB, ST_WEIGHTS, GS_MEM_DEVICE,

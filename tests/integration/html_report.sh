@@ -108,6 +108,12 @@ pz = x['pauses']
 assert pz['count'] == p['pauses']['count'] == len(pz['t_ns']) == sum(pz['hist_count']), (pz['count'], p['pauses']['count'])
 assert pz['t_ns'] == sorted(pz['t_ns']) and all(d > 0 for d in pz['duration_ns']), pz
 assert [pz['kind_names'][k] for k in pz['kind']].count('python-gc') == p['pauses']['by_kind']['python-gc']['count']
+# the heap's free space at the last snapshot is the report's at the end
+# (mkdevtrace: five holes of 1008 bytes among 11 blocks of 1000)
+hf, heap = x['host_frag'], p['fragmentation']['heap']
+got = (hf['ratio'][-1], hf['largest_free'][-1], hf['free_bytes'][-1], hf['live_bytes'][-1])
+assert got == (heap['ratio'], heap['largest_free'], heap['free_bytes'], heap['live_bytes']), (got, heap)
+assert got == (1 - 1008 / 5040, 1008, 5040, 11000), got
 names = {s['function'] for s in x['sites']}
 assert {'init_weights', 'keep_outputs', 'cudaMalloc_segment'} <= names, names
 X

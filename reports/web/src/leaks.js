@@ -113,19 +113,19 @@ function flameTree(leaks) {
     });
   });
   (function strip(n) { delete n.kids; n.children.forEach(strip); })(root);
-  return prune(root, FLAME_NODES);
+  return root;
 }
 
-// At most about max frames are drawn (each is an SVG group with a label):
-// children below the value that keeps max of them are merged, per parent,
-// into one "(N smaller stacks)" frame holding their bytes.
-var FLAME_NODES = 1200;
-function prune(root, max) {
+// At most about max frames are drawn (each is an SVG group with a label),
+// none narrower than two pixels: children below the value that keeps max of
+// them, or below two pixels' worth, are merged, per parent, into one
+// "(N smaller stacks)" frame holding their bytes.
+var FLAME_NODES = 400;
+function prune(root, max, width) {
   var values = [];
   (function walk(n) { values.push(n.value); n.children.forEach(walk); })(root);
-  if (values.length <= max) return root;
   values.sort(function (a, b) { return b - a; });
-  var min = values[max - 1];
+  var min = Math.max(values.length > max ? values[max - 1] : 0, root.value * 2 / width);
   (function cut(n) {
     var keep = [], rest = 0, nrest = 0;
     n.children.forEach(function (c) {
@@ -149,8 +149,8 @@ function flame(parent, leaks) {
     box.appendChild(GS.note('No leak group is shown.'));
     return;
   }
-  var data = flameTree(leaks);
   var width = Math.max(400, (parent.clientWidth || 1000) - 10);
+  var data = prune(flameTree(leaks), FLAME_NODES, width);
   var chart = flamegraph.default()
     .width(width)
     .cellHeight(18)
