@@ -42,8 +42,9 @@ say "run: $CLI run -o $OUTDIR/demo-%p.trace -- ${CMD[*]}"
 rc=$?
 [ $rc -eq 0 ] || die "the training run exited with status $rc"
 
-# The main process and its two DataLoader workers each write a trace.
-mapfile -t TRACES < <(ls "$OUTDIR"/demo-*.trace 2>/dev/null)
+# The main process and its two DataLoader workers each write a trace; in pid
+# order the main process (their parent) comes first, unless pids wrapped.
+mapfile -t TRACES < <(ls "$OUTDIR"/demo-*.trace 2>/dev/null | sort -V)
 [ ${#TRACES[@]} -gt 0 ] || die "no trace was written under $OUTDIR/"
 echo "traces: ${TRACES[*]}"
 
