@@ -10,6 +10,7 @@ PKGS=(
   libunwind-dev libdw-dev libelf-dev libzstd-dev libcriterion-dev
   valgrind heaptrack python3 python3-dev python3.11-dev python3-torch
   nodejs npm chromium
+  liblsan0
 )
 
 missing=()
