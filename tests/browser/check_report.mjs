@@ -9,7 +9,8 @@
 // SPECS is one SPEC or an array of them, checked in one browser session:
 // SPEC: {
 //   page:      report.html (opened as file://, offline),
-//   shots:     directory for screenshots (each section, and the whole page),
+//   shots:     directory for screenshots (each section, and the whole page
+//              unless fullPage is false),
 //   prefix:    screenshot name prefix,
 //   charts:    names of uPlot charts that must have drawn coloured pixels,
 //   flame:     true: the flame graph must have frames,
@@ -168,11 +169,11 @@ async function checkPage(spec) {
   // ---- the leak table ----
   const readRows = () => page.$$eval('tr.leak-row', (rows) => rows.map((r) => ({
     index: Number(r.dataset.index),
-    class: r.querySelector('td[data-key="class"]').textContent,
-    memory: r.querySelector('td[data-key="memory"]').textContent,
-    bytes: r.querySelector('td[data-key="bytes"]').textContent,
-    blocks: r.querySelector('td[data-key="blocks"]').textContent,
-    frame: r.querySelector('td[data-key="frame"]').textContent,
+    class: r.querySelector('td[data-key="class"] .cell').textContent,
+    memory: r.querySelector('td[data-key="memory"] .cell').textContent,
+    bytes: r.querySelector('td[data-key="bytes"] .cell').textContent,
+    blocks: r.querySelector('td[data-key="blocks"] .cell').textContent,
+    frame: r.querySelector('td[data-key="frame"] .cell').textContent,
   })));
   const num = (s) => Number(s.replace(/[^0-9]/g, ''));
   const base = (p) => p.slice(p.lastIndexOf('/') + 1);
@@ -247,7 +248,7 @@ async function checkPage(spec) {
       const el = await page.$('#' + id);
       if (el) await el.screenshot({ path: join(spec.shots, `${pre}${id}.png`) });
     }
-    await page.screenshot({ path: join(spec.shots, `${pre}page.png`), fullPage: true });
+    if (spec.fullPage !== false) await page.screenshot({ path: join(spec.shots, `${pre}page.png`), fullPage: true });
     ok(`screenshots in ${spec.shots}`);
   }
 

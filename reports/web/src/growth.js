@@ -22,7 +22,7 @@ GS.renderGrowth = function (body, p, x) {
     sus.forEach(function (s, i) {
       var ys = byId.get(s.stack_id);
       if (!ys) return;
-      var name = s.stack && s.stack.length ? GS.frameText(s.stack[0]) : 'stack ' + s.stack_id;
+      var name = GS.siteLabel(s.stack, s.stack_id);
       series.push({ label: name, color: GS.color(i), show: i < 8 });
       data.push(ys);
       // the report's fit over its window, dashed
@@ -49,7 +49,7 @@ GS.renderGrowth = function (body, p, x) {
   var rows = sus.map(function (s, i) {
     return GS.el('tr', { class: s.suppressed ? 'suppressed' : null, 'data-stack': s.stack_id },
       GS.el('td', null, GS.el('span', { class: 'swatch', style: { background: GS.color(i) } }), ' ',
-        s.stack && s.stack.length ? GS.frameText(s.stack[0]) : 'stack ' + s.stack_id),
+        GS.siteLabel(s.stack, s.stack_id)),
       GS.el('td', null, s.memory),
       GS.el('td', { class: 'num' }, GS.fmtBytes(Math.round(s.rate)) + (s.unit === 'bytes/step' ? '/step' : '/s')),
       GS.el('td', { class: 'num' }, s.confidence.toFixed(3)),

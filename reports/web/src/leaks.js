@@ -10,7 +10,8 @@ var LEAK_COLS = [
   { key: 'memory', label: 'memory', get: function (l) { return GS.kinds.indexOf(l.memory); }, text: function (l) { return l.memory; } },
   { key: 'bytes', label: 'bytes', num: true, get: function (l) { return l.bytes; }, text: function (l) { return GS.fmtCount(l.bytes); } },
   { key: 'blocks', label: 'blocks', num: true, get: function (l) { return l.blocks; }, text: function (l) { return GS.fmtCount(l.blocks); } },
-  { key: 'frame', label: 'top frame', get: function (l) { return topFrameText(l).toLowerCase(); }, text: function (l) { return topFrameText(l); } },
+  { key: 'frame', label: 'top frame', get: function (l) { return topFrameText(l).toLowerCase(); }, text: function (l) { return topFrameText(l); },
+    extra: function (l) { var py = GS.pythonCaller(l.stack); return py ? GS.el('div', { class: 'pycaller' }, py) : null; } },
 ];
 
 function topFrameText(l) {
@@ -78,7 +79,10 @@ function leakTable(parent, leaks) {
       var btn = GS.el('button', { type: 'button', class: 'expand', 'aria-expanded': isOpen ? 'true' : 'false', title: 'show the stack' }, isOpen ? '▾' : '▸');
       var tr = GS.el('tr', { class: 'leak-row ' + l.class + (l.suppressed ? ' suppressed' : ''), 'data-index': r.i },
         GS.el('td', { class: 'toggle-col' }, btn),
-        LEAK_COLS.map(function (c) { return GS.el('td', { class: c.num ? 'num' : null, 'data-key': c.key }, c.text(l)); }));
+        LEAK_COLS.map(function (c) {
+          return GS.el('td', { class: c.num ? 'num' : null, 'data-key': c.key },
+            GS.el('span', { class: 'cell' }, c.text(l)), c.extra ? c.extra(l) : null);
+        }));
       btn.addEventListener('click', function () {
         if (open.has(r.i)) open.delete(r.i); else open.add(r.i);
         draw();

@@ -48,7 +48,7 @@ GS.renderPauses = function (body, p, x) {
     var label = function (i) {
       i = Math.round(i);
       if (i < 0 || i >= lo.length) return '';
-      return i ? '≥' + GS.fmtNs(lo[i] * 1000) : '<2 µs';
+      return i ? '≥' + GS.fmtSec(lo[i] / 1e6) : '<2 µs';
     };
     GS.plot(a, {
       name: 'pause-histogram', title: 'Pause lengths (all ' + GS.fmtCount(xp.count) + ')',

@@ -112,6 +112,24 @@ GS.frameText = function (f) {
   return where ? name + ' (' + where + ')' : name;
 };
 
+// Where Python code asked for it: the first Python frame of a stack whose
+// top frame is native (an allocator inside the interpreter or a library), as
+// "in forward (model.py:42)"; '' otherwise.
+GS.pythonCaller = function (stack) {
+  if (!stack || !stack.length || stack[0].python) return '';
+  for (var i = 1; i < stack.length; i++) {
+    if (stack[i].python) return 'in ' + GS.frameText(stack[i]);
+  }
+  return '';
+};
+
+// A site's name for legends: its top frame, and the Python frame under it.
+GS.siteLabel = function (stack, id) {
+  if (!stack || !stack.length) return 'stack ' + id;
+  var py = GS.pythonCaller(stack);
+  return GS.frameText(stack[0]) + (py ? ' ' + py : '');
+};
+
 GS.frameWhere = function (f) {
   if (!f || !f.file) return '';
   return GS.basename(f.file) + (f.line ? ':' + f.line : '');
