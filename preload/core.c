@@ -42,6 +42,10 @@ static atomic_uint next_thread = 1;
 static atomic_int threads_lock;
 static struct gs_thread *threads;          /* every thread struct, live or dead */
 static uint64_t dead_allocs, dead_frees, dead_bytes;
+/* Events of a thread without its struct (after its TSD destructor ran: a
+ * later key's destructor, a signal handler) carry thread 0; they are counted
+ * here, so TRACE_END matches the records. */
+static atomic_uint_fast64_t anon_allocs, anon_frees, anon_bytes;
 static int started;
 static int forked_child;
 
@@ -156,6 +160,10 @@ void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind,
     uint64_t t = gs_now();
     uint64_t ti = th ? th->index : 0;
     gs_spin_lock(&sh->s.lock);
+    if (GS_UNLIKELY(!gs_tracing())) { /* the exit has taken its totals */
+        gs_spin_unlock(&sh->s.lock);
+        return;
+    }
     if (GS_UNLIKELY(gs_table_insert(sh, &b))) {
         gs_spin_unlock(&sh->s.lock);
         gs_fail("out of memory for the block table", ENOMEM);
@@ -171,11 +179,16 @@ void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind,
                                 dur_ns);
         gs_stream_commit(&sh->s, p);
     }
-    gs_spin_unlock(&sh->s.lock);
+    /* Counted under the shard lock: once the exit has passed every shard
+     * lock, every recorded event is counted. */
     if (th) {
         th->allocs++;
         th->bytes += size;
+    } else {
+        atomic_fetch_add_explicit(&anon_allocs, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&anon_bytes, size, memory_order_relaxed);
     }
+    gs_spin_unlock(&sh->s.lock);
     if (GS_UNLIKELY(gs_opt.scan_bytes))
         gs_scan_note_bytes(size);
 }
@@ -194,6 +207,8 @@ static void record_free(struct gs_shard *sh, const struct gs_block *b)
     }
     if (gs_tls.th)
         gs_tls.th->frees++;
+    else
+        atomic_fetch_add_explicit(&anon_frees, 1, memory_order_relaxed);
 }
 
 int gs_on_free_block(uint64_t addr, struct gs_block *out)
@@ -202,7 +217,7 @@ int gs_on_free_block(uint64_t addr, struct gs_block *out)
         gs_thread_get(); /* a thread that only frees is still counted */
     struct gs_shard *sh = gs_shard_of(addr);
     gs_spin_lock(&sh->s.lock);
-    int found = gs_table_remove(sh, addr, out);
+    int found = gs_tracing() && gs_table_remove(sh, addr, out);
     if (found)
         record_free(sh, out);
     gs_spin_unlock(&sh->s.lock);
@@ -246,7 +261,7 @@ struct gs_shard *gs_on_realloc_begin(uint64_t old)
 void gs_on_realloc_end(struct gs_shard *sh, uint64_t old, uint64_t neu, uint64_t size,
                        uint32_t stack)
 {
-    if (!neu && size) { /* failed: the old block is untouched */
+    if ((!neu && size) || !gs_tracing()) { /* failed (the old block is untouched), or stopped */
         gs_spin_unlock(&sh->s.lock);
         return;
     }
@@ -421,7 +436,7 @@ void gs_cupti_flush(void)
 static void on_exit_cb(int status, void *arg)
 {
     (void)arg;
-    gs_core_exit(status);
+    gs_core_exit(status, 1);
 }
 
 static void fork_prepare(void);
@@ -475,9 +490,9 @@ void gs_totals(uint64_t *allocs, uint64_t *frees, uint64_t *bytes, uint64_t *liv
                uint64_t *live_bytes)
 {
     gs_spin_lock(&threads_lock);
-    *allocs = dead_allocs;
-    *frees = dead_frees;
-    *bytes = dead_bytes;
+    *allocs = dead_allocs + atomic_load(&anon_allocs);
+    *frees = dead_frees + atomic_load(&anon_frees);
+    *bytes = dead_bytes + atomic_load(&anon_bytes);
     for (struct gs_thread *t = threads; t; t = t->next) {
         *allocs += t->allocs;
         *frees += t->frees;
@@ -493,13 +508,22 @@ void gs_totals(uint64_t *allocs, uint64_t *frees, uint64_t *bytes, uint64_t *liv
     }
 }
 
-void gs_core_exit(int status)
+void gs_core_exit(int status, int scan)
 {
     if (!gs_tracing() || getpid() != gs_pid)
         return;
     gs_tls.in_hook = 1;
-    if (gs_opt.scan_at_exit && gs_exit_scan_hook)
+    if (scan && gs_opt.scan_at_exit && gs_exit_scan_hook)
         gs_exit_scan_hook();
+    /* Stop recording, then pass every shard lock once: an event in flight
+     * either was recorded and counted before, or sees the stop under its
+     * lock and records nothing. TRACE_END then describes exactly the
+     * records in the trace, whatever other threads still do. */
+    atomic_store(&gs_state, GS_STOPPED);
+    for (int i = 0; i < GS_SHARDS; i++) {
+        gs_spin_lock(&gs_shards[i].s.lock);
+        gs_spin_unlock(&gs_shards[i].s.lock);
+    }
     uint64_t allocs, frees, bytes, live_blocks, live_bytes;
     gs_totals(&allocs, &frees, &bytes, &live_blocks, &live_bytes);
     uint64_t t = gs_now_fine();
@@ -517,14 +541,15 @@ void gs_core_exit(int status)
     e = gs_put_u(e, live_blocks);
     e = gs_put_u(e, live_bytes);
     e = gs_rec_close(b, e);
-    atomic_store(&gs_state, GS_STOPPED);
     int ok = gs_writer_close(tail, (size_t)(e - tail)) == 0;
     char h1[32], h2[32];
     human(h1, sizeof h1, bytes);
     human(h2, sizeof h2, live_bytes);
+    if (!ok)
+        return; /* the write failure has had its one line on stderr */
     gs_log("pid %d: %llu allocations (%s), %llu blocks (%s) not freed at exit", (int)gs_pid,
            (unsigned long long)allocs, h1, (unsigned long long)live_blocks, h2);
-    if (ok && gs_writer_path()[0])
+    if (gs_writer_path()[0])
         gs_log("trace: %s  (report: gcspy report %s)", gs_writer_path(), gs_writer_path());
 }
 
@@ -615,6 +640,9 @@ static void fork_child(void)
     gs_pid = getpid();
     set_clock();
     dead_allocs = dead_frees = dead_bytes = 0;
+    atomic_store(&anon_allocs, 0);
+    atomic_store(&anon_frees, 0);
+    atomic_store(&anon_bytes, 0);
     for (struct gs_thread *t = threads; t; t = t->next)
         if (t != gs_tls.th)
             t->dead = 1;

@@ -21,6 +21,7 @@
 #include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "shim.h"
@@ -363,4 +364,31 @@ GS_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
     resolve();
     before_exec(file);
     return real_execvpe(file, argv, envp);
+}
+
+/* _exit and _Exit end the process without running exit handlers: write the
+ * trace's end first. dash exits this way, and so does every multiprocessing
+ * child of Python (os._exit), DataLoader workers among them. exit() reaches
+ * the kernel through libc's internal alias, not these. A vfork child, which
+ * shares our memory, is left alone by gs_core_exit (its pid differs). */
+static _Noreturn void end_now(void (*real)(int), int status)
+{
+    if (!gs_tls.in_hook)
+        gs_core_exit(status, 0); /* no leak scan: _exit runs no exit handlers */
+    if (real)
+        real(status);
+    syscall(SYS_exit_group, status);
+    __builtin_unreachable();
+}
+
+GS_EXPORT void _exit(int status)
+{
+    resolve();
+    end_now(real__exit, status);
+}
+
+GS_EXPORT void _Exit(int status)
+{
+    resolve();
+    end_now(real__Exit, status);
 }

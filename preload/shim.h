@@ -284,7 +284,9 @@ static inline void gs_restore(int saved)
 /* ---- the core API the hooks (and tests) call ---- */
 int gs_core_early_init(char **envp); /* first hook call or constructor */
 int gs_core_start(void);             /* constructor: file, writer, atexit, atfork */
-void gs_core_exit(int status);       /* final scan, summary, close */
+/* Final scan (unless scan is 0: _exit skips it, as it skips exit handlers),
+ * summary, close. */
+void gs_core_exit(int status, int scan);
 void gs_on_alloc(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, unsigned fn);
 void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, unsigned fn,
                     unsigned device, uint64_t stream, uint64_t dur_ns);

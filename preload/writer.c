@@ -12,13 +12,17 @@
  *  1. The records of one address are in event order: they are appended under
  *     one shard lock, and the buffers of one shard are written in the order
  *     they were started (each buffer gets a global sequence number).
- *  2. Definitions come before their uses. A flush round takes `cut` (the
- *     sequence counter), detaches every shard's current buffer, then the
- *     meta buffer, then takes the queue of full buffers. It writes all meta
- *     buffers first, then the shard buffers started before `cut`; shard
- *     buffers started later wait for the next round. Every event written was
- *     appended before its shard was detached, hence before the meta detach,
- *     so every definition it uses is written in this round or an earlier one.
+ *  2. Definitions come before their uses. A flush round detaches every
+ *     shard's current buffer, takes the queue of full buffers, detaches the
+ *     meta buffer, then takes the queue again. It writes all meta buffers
+ *     first, then the shard buffers from the detach and the first take; shard
+ *     buffers of the second take wait for the next round. Every event written
+ *     was appended before its buffer was detached or queued, hence before the
+ *     meta detach, so every definition it uses is written in this round or
+ *     an earlier one.
+ *     Point 1 holds across rounds: a shard's buffers are queued in start
+ *     order, so those of the second take started after every buffer of that
+ *     shard written in this round, and before any written in the next.
  *  3. One flush round at a time: the writer mutex (also taken by the exit
  *     flush and across fork).
  *
@@ -66,7 +70,7 @@ static atomic_int writer_stop;
 static int fd = -1;
 static uint32_t chunk_seq;
 static char path[4096];
-static struct gs_buf *deferred; /* shard buffers started after a round's cut */
+static struct gs_buf *deferred; /* shard buffers queued after a round's meta detach */
 static ZSTD_CCtx *cctx;
 static uint8_t *raw, *comp;
 static size_t comp_cap;
@@ -399,30 +403,28 @@ static void detach(struct gs_stream *s, struct gs_buf **list)
     }
 }
 
+/* Moves the queued buffers of q onto *metas or *shards. */
+static void split(struct gs_buf *q, struct gs_buf **metas, struct gs_buf **shards)
+{
+    while (q) {
+        struct gs_buf *next = q->next;
+        struct gs_buf **to = q->pad == 1 ? metas : shards;
+        q->next = *to;
+        *to = q;
+        q = next;
+    }
+}
+
 /* One flush round (see the ordering notes at the top). Caller holds writer_mu. */
 static void flush_round(void)
 {
-    uint64_t cut = atomic_load(&buf_seq);
     struct gs_buf *shards = deferred, *metas = NULL;
     deferred = NULL;
     for (int i = 0; i < GS_SHARDS; i++)
         detach(&gs_shards[i].s, &shards);
+    split(atomic_exchange(&full_queue, NULL), &metas, &shards);
     detach(&gs_meta, &metas);
-    struct gs_buf *q = atomic_exchange(&full_queue, NULL);
-    while (q) {
-        struct gs_buf *next = q->next;
-        if (q->pad == 1) {
-            q->next = metas;
-            metas = q;
-        } else if (q->seq >= cut) {
-            q->next = deferred;
-            deferred = q;
-        } else {
-            q->next = shards;
-            shards = q;
-        }
-        q = next;
-    }
+    split(atomic_exchange(&full_queue, NULL), &metas, &deferred);
     size_t fill = 0;
     write_list(sort_by_seq(metas), &fill);
     write_list(sort_by_seq(shards), &fill);

@@ -146,7 +146,7 @@ static struct trace read_trace(const char *path)
 /* Stops the core with `status` and reads the trace it wrote. */
 static struct trace finish(int status)
 {
-    gs_core_exit(status);
+    gs_core_exit(status, 1);
     cr_assert_eq(atomic_load(&gs_state), GS_STOPPED);
     struct trace t = read_trace(gs_writer_path());
     cr_assert(t.complete, "trace %s does not end with TRACE_END", gs_writer_path());
@@ -847,7 +847,7 @@ Test(core, fork_child_trace_stands_alone)
         gs_on_alloc(0x40000, 400, s, GS_MEM_HOST, GS_FN_MALLOC);
         if (strcmp(gs_writer_path(), "") == 0)
             rc = 11;
-        gs_core_exit(3);
+        gs_core_exit(3, 1);
         _exit(rc);
     }
     int st;
@@ -916,7 +916,7 @@ Test(core, fork_from_a_forked_child)
             _exit(20);
         if (g == 0) {
             gs_on_alloc(0x30000, 300, 0, GS_MEM_HOST, GS_FN_MALLOC);
-            gs_core_exit(0);
+            gs_core_exit(0, 1);
             _exit(0);
         }
         int st;
@@ -932,7 +932,7 @@ Test(core, fork_from_a_forked_child)
             _exit(23);
         fprintf(f, "%d\n", (int)g);
         fclose(f);
-        gs_core_exit(0);
+        gs_core_exit(0, 1);
         _exit(0);
     }
     int st;
