@@ -33,7 +33,7 @@ static void usage(FILE *f)
             "                        DataLoader caches; see docs/report-json.md)\n"
             "  --suppressions FILE   mark leaks matching LeakSanitizer-style 'leak:PATTERN'\n"
             "                        lines as suppressed (repeatable)\n"
-            "  --max-groups N        leak stacks listed per class (text 20, json 200)\n"
+            "  --max-groups N        leak stacks listed per class (text 20, json 200, html 100)\n"
             "  --max-frames N        frames printed per stack in text (16)\n"
             "  --show-reachable      text: list still-reachable and not-freed stacks too\n"
             "  --no-symbols          do not read debug information: frames as module+offset\n"

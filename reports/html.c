@@ -235,6 +235,6 @@ const struct gs_reporter gs_reporter_html = {
     .process_end = h_process_end,
     .summary = h_summary,
     .end = h_end,
-    .max_groups = 200,
+    .max_groups = 100,     /* the page: the largest 100 stacks per class (JSON: 200) */
     .show_reachable = 1,
 };

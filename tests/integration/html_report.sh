@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The HTML report's file, without a browser (html_browser.sh opens it):
-#   - the gcspy-data slot parses to exactly the --format json document;
+#   - the gcspy-data slot parses to exactly the --format json document (with
+#     the page's default of 100 groups per class);
 #   - markup, U+2028/U+2029 and comment openers from a trace never appear raw
 #     in the page (command line and markers of a mkdevtrace trace carry them)
 #     and come back unchanged from the JSON;
@@ -24,7 +25,7 @@ A2=$(printf 'line\xe2\x80\xa8sep\xe2\x80\xa9para')
 A3='&amp; </SCRIPT > <!-- <script'
 "$H/mkdevtrace" "$T/dev.trace" 40 "$A1" "$A2" "$A3" || fail "mkdevtrace"
 "$G" report --format html -o "$T/dev.html" "$T/dev.trace" || fail "report html"
-"$G" report --format json -o "$T/dev.json" "$T/dev.trace" || fail "report json"
+"$G" report --format json --max-groups 100 -o "$T/dev.json" "$T/dev.trace" || fail "report json"
 "$H/mkdevtrace" "$T/two.trace" 12 || fail "mkdevtrace two"
 
 $PY - "$T/dev.html" "$T/dev.json" "$A1" "$A2" "$A3" <<'X' || fail "page contents"
