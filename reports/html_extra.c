@@ -815,7 +815,8 @@ static int map_regions(struct pass *p, struct map *mp)
     for (int li = 0; li < mp->nl; li++)
         for (uint32_t k = 0; k < p->ns; k++) {
             const struct snapl *s = &p->L[mp->layers[li]]->s[k];
-            memcpy(all + n, s->rg, s->nrg * sizeof *all);
+            if (s->nrg)
+                memcpy(all + n, s->rg, s->nrg * sizeof *all);
             n += s->nrg;
         }
     qsort(all, n, sizeof *all, u64pair_cmp);

@@ -23,7 +23,9 @@
 //   zoom:      a chart name: the wheel must zoom its time axis, shift+drag
 //              pan it, a double click reset it,
 //   escape:    strings that must show as text, with window.__pwned unset,
-//   maxOpenMs: the page must be ready within this many ms
+//   maxOpenMs: the page must be ready within this many ms,
+//   processes: N: the picker must offer N processes, each drawing without
+//              an error (checked last, after the other checks on the first)
 // }
 // Always checked: no console error, no uncaught exception, no request for
 // anything but the page itself (the page must need no network).
@@ -250,6 +252,19 @@ async function checkPage(spec) {
     }
     if (spec.fullPage !== false) await page.screenshot({ path: join(spec.shots, `${pre}page.png`), fullPage: true });
     ok(`screenshots in ${spec.shots}`);
+  }
+
+  if (spec.processes) {
+    const n = await page.$$eval('#proc option', (o) => o.length);
+    check(n === spec.processes, `the process picker offers ${spec.processes} processes (${n})`);
+    for (let i = 1; i < n; i++) {
+      await page.selectOption('#proc', String(i));
+      await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
+      const shown = await page.$$eval('#summary .body .error', (e) => e.map((x) => x.textContent));
+      check(shown.length === 0, `process ${i + 1} draws (${shown.join('; ') || 'no error shown'})`);
+    }
+    await page.selectOption('#proc', '0');
+    await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
   }
 
   check(errors.length === 0, 'no console error, exception or failed request' + (errors.length ? ': ' + errors.join(' | ') : ''));

@@ -9,6 +9,8 @@
 #   device     a synthetic GPU trace (build/tests/html/mkdevtrace): the
 #              device's address map with both layers (cudaMalloc, PyTorch),
 #              its segment diagrams, growth and pause charts
+#   two        both traces in one report, the second from standard input:
+#              each process draws from the picker
 # Both: no console error, no failed request, no request at all beyond the
 # page. Screenshots of every section go to build/test-artifacts/html/.
 # Skipped (77) only when chromium, node or playwright-core is missing.
@@ -32,6 +34,9 @@ timeout 60 env LD_PRELOAD="$LIB" GCSPY_QUIET=1 GCSPY_OUTPUT="$T/planted.trace" \
 "$G" report --format html -o "$T/planted.html" "$T/planted.trace" || fail "report planted"
 "$H/mkdevtrace" "$T/device.trace" || fail "mkdevtrace"
 "$G" report --format html -o "$T/device.html" "$T/device.trace" || fail "report device"
+# two processes, the second read from standard input (no second pass: the
+# page says so where it would draw the maps)
+"$G" report --format html -o "$T/two.html" "$T/device.trace" - <"$T/planted.trace" || fail "report two"
 [ $fails = 0 ] || exit 1
 
 # line of the malloc call inside function $1 of planted.c
@@ -61,7 +66,8 @@ cat >"$T/specs.json" <<EOF
   "escape": ["<script>window.__pwned=1</script>", "</script><img src=x onerror=window.__pwned=2>"]},
  {"page": "$T/device.html", "shots": "$ART", "prefix": "device-",
   "charts": ["memory", "frag-ratio", "frag-extent", "frag-malloc", "growth", "pause-timeline", "pause-histogram", "mmu"],
-  "maps": [{"name": "host heap", "layers": 1}, {"name": "device 0", "layers": 2}], "devstate": 2}
+  "maps": [{"name": "host heap", "layers": 1}, {"name": "device 0", "layers": 2}], "devstate": 2},
+ {"page": "$T/two.html", "processes": 2}
 ]
 EOF
 node tests/browser/check_report.mjs "$T/specs.json"; rc=$?
