@@ -42,7 +42,7 @@ static inline uint64_t node_hash(uint32_t parent, uint64_t ip)
 
 static int node_grow(void)
 {
-    uint64_t ncap = node_cap ? node_cap * 2 : 65536, nslots = ncap * 2;
+    uint64_t ncap = node_cap ? node_cap * 2 : 4096, nslots = ncap * 2;
     uint64_t *nip = gs_pages_alloc(ncap * sizeof *nip);
     uint32_t *npar = gs_pages_alloc(ncap * sizeof *npar);
     uint32_t *nsl = gs_pages_alloc(nslots * sizeof *nsl);

@@ -115,9 +115,6 @@ int gs_stop_init(void)
 {
     if (stop_sig)
         return 0;
-    slots = gs_pages_alloc(GS_MAX_STOPPED * sizeof *slots);
-    if (!slots)
-        return -1;
     /* A real-time signal nobody handles: the program's own are left alone. */
     for (int s = SIGRTMAX - 2; s > SIGRTMIN + 4; s--) {
         struct sigaction old;
@@ -234,6 +231,10 @@ int gs_stop_world(struct gs_stopped **out, int *n, char *why, size_t whylen)
 {
     if (!stop_sig) {
         gs_fmt(why, whylen, "no free real-time signal to stop threads with");
+        return -1;
+    }
+    if (!slots && !(slots = gs_pages_alloc(GS_MAX_STOPPED * sizeof *slots))) {
+        gs_fmt(why, whylen, "out of memory");
         return -1;
     }
     struct sigaction cur;

@@ -21,7 +21,7 @@
 
 struct gs_shard gs_shards[GS_SHARDS];
 
-#define GS_TABLE_INIT_CAP 1024u
+#define GS_TABLE_INIT_CAP 256u /* one slot window (shim.h): the least a table may be */
 
 #define slot_of gs_slot_of
 

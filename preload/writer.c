@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -50,7 +51,7 @@
 
 #define GS_CHUNK_TARGET (1u << 20)
 #define GS_PENDING_MAX (256ull << 20)
-#define GS_BUFS_PER_SLAB 16
+#define GS_BUFS_PER_SLAB 4
 
 struct gs_stream gs_meta;
 
@@ -185,12 +186,14 @@ uint8_t *gs_stream_reserve(struct gs_stream *s, size_t need)
 
 static void append_clean(char **o, char *end, const char *s, size_t n)
 {
-    /* Names from the environment or the executable become one path
-     * component: no '/', no "..", nothing but [A-Za-z0-9._+-]. */
+    /* Names from the environment or the executable become part of one
+     * path component: nothing but [A-Za-z0-9._+-], no '/', and never a
+     * leading '.', so no expansion can make a "." or ".." component, alone
+     * or next to the pattern's own dots. */
     for (size_t i = 0; i < n && s[i] && *o < end; i++) {
         char c = s[i];
         int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '.' || c == '_' || c == '-' || c == '+';
+                 (c == '.' && i > 0) || c == '_' || c == '-' || c == '+';
         *(*o)++ = ok ? c : '_';
     }
 }
@@ -222,7 +225,7 @@ static void expand_pattern(char *out, size_t len)
         case 'e':
             append_clean(&o, end, base[0] ? base : "prog", strlen(base[0] ? base : "prog"));
             if (o > out && o[-1] == '.')
-                o[-1] = '_'; /* never "." or ".." */
+                o[-1] = '_'; /* nor a trailing one, before the pattern's own dots */
             break;
         case 'h':
             append_clean(&o, end, host, strlen(host));
@@ -275,19 +278,44 @@ static void zfree(void *opaque, void *addr)
     }
 }
 
+/* The pattern's directories may name ranks or hosts (out/%h/): create the
+ * missing ones, private to the user (0700). */
+static void make_parents(const char *p, size_t cap)
+{
+    char dir[4096];
+    size_t n = strnlen(p, cap < sizeof dir ? cap : sizeof dir - 1);
+    memcpy(dir, p, n);
+    dir[n] = 0;
+    for (char *s = dir + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = 0;
+        if (mkdir(dir, 0700) && errno != EEXIST)
+            return;
+        *s = '/';
+    }
+}
+
 int gs_writer_open(void)
 {
     char base[sizeof path - 16];
     expand_pattern(base, sizeof base);
     if (!base[0])
         gs_fmt(base, sizeof base, "gcspy-%d.trace", (int)getpid());
-    /* Never overwrite, never follow a planted symlink: O_EXCL|O_NOFOLLOW. */
-    for (int i = 0; i < 1000; i++) {
+    /* Never overwrite, never follow a planted symlink: O_EXCL|O_NOFOLLOW.
+     * Missing directories are made only when the first try says so. */
+    for (int i = 0, made = 0; i < 1000; i++) {
         if (i)
             gs_fmt(path, sizeof path, "%s.%d", base, i);
         else
             gs_fmt(path, sizeof path, "%s", base);
         fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == ENOENT && !made) {
+            made = 1;
+            make_parents(base, sizeof base);
+            i--;
+            continue;
+        }
         if (fd >= 0 || errno != EEXIST)
             break;
     }
@@ -526,7 +554,15 @@ int gs_writer_start(void)
      * scanner's stop signal are for the program's threads. */
     pthread_sigmask(SIG_SETMASK, &all, &old);
     atomic_store(&writer_stop, 0);
-    int rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
+    /* A small stack: the writer needs little, and under an address-space
+     * limit (ulimit -v) every megabyte gcspy holds is one the program lacks. */
+    pthread_attr_t attr;
+    int rc = pthread_attr_init(&attr);
+    if (rc == 0) {
+        pthread_attr_setstacksize(&attr, 256u << 10);
+        rc = pthread_create(&writer_thread, &attr, writer_main, NULL);
+        pthread_attr_destroy(&attr);
+    }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) {
         gs_fail("starting the writer thread", rc);
