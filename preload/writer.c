@@ -385,14 +385,16 @@ static struct gs_buf *sort_by_seq(struct gs_buf *l)
     l->next = NULL;
     a = sort_by_seq(a);
     b = sort_by_seq(b);
-    struct gs_buf head, *t = &head;
+    /* Merge through a pointer to the tail link (a dummy struct gs_buf
+     * would put 64 KiB on the writer's small stack at every level). */
+    struct gs_buf *head = NULL, **t = &head;
     while (a && b) {
-        if (a->seq < b->seq) { t->next = a; a = a->next; }
-        else { t->next = b; b = b->next; }
-        t = t->next;
+        if (a->seq < b->seq) { *t = a; a = a->next; }
+        else { *t = b; b = b->next; }
+        t = &(*t)->next;
     }
-    t->next = a ? a : b;
-    return head.next;
+    *t = a ? a : b;
+    return head;
 }
 
 /* Packs the list into chunks, writes them, returns every buffer to the pool. */
