@@ -13,14 +13,15 @@
 #              each process draws from the picker
 # Both: no console error, no failed request, no request at all beyond the
 # page. Screenshots of every section go to build/test-artifacts/html/.
-# Skipped (77) only when chromium, node or playwright-core is missing.
+# Skipped (77) only when chromium or node is missing (playwright-core is
+# installed by the build: its absence is a failure).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 G=build/gcspy LIB=$PWD/build/libgcspy.so H=build/tests/html
 ART=build/test-artifacts/html
 command -v node >/dev/null || { echo "node is not installed"; exit 77; }
 [ -x /usr/bin/chromium ] || { echo "chromium is not installed (/usr/bin/chromium)"; exit 77; }
-[ -d reports/web/node_modules/playwright-core ] || { echo "playwright-core is not installed (make: npm ci in reports/web)"; exit 77; }
+[ -d reports/web/node_modules/playwright-core ] || { echo "playwright-core is not installed: make test-build runs npm ci in reports/web"; exit 1; }
 [ -x "$G" ] && [ -f "$LIB" ] && [ -x "$H/planted" ] && [ -x "$H/mkdevtrace" ] || { echo "not built"; exit 1; }
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 fails=0
