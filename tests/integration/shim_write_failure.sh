@@ -15,7 +15,7 @@ gs_init shim_write_failure
 gs_need shim_stdio
 S=$GS_PROGS/shim_stdio
 PYCODE='import time
-x = [bytes(100) for i in range(20000)]
+x = [bytes(1000) for i in range(20000)]  # > 512 bytes: malloc, so the trace outgrows 16 KiB
 time.sleep(0.4)
 print(len(x))'
 
