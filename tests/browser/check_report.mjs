@@ -20,6 +20,8 @@
 //              leak table must hold (top frame function, file:line shown),
 //   expand:    index into leaks: open that row; its stack must show file:line,
 //   sort:      true: the table's bytes and top-frame columns must sort,
+//   colour:    true: the maps' "allocation site" button must redraw them
+//              (different pixels) and "age" bring the first picture back,
 //   zoom:      a chart name: the wheel must zoom its time axis, shift+drag
 //              pan it, a double click reset it,
 //   escape:    strings that must show as text, with window.__pwned unset,
@@ -132,6 +134,24 @@ async function checkPage(spec) {
   if (spec.devstate) {
     const n = drawn.__devstate.filter((r) => r > 0).length;
     check(n >= spec.devstate, `${spec.devstate} device state diagrams drew (${n})`);
+  }
+
+  // ---- the maps' colour toggle ----
+  if (spec.colour) {
+    const sig = () => page.$$eval('.addrmap-canvas', (cs) => cs.map((c) => {
+      const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+      let h = 0;
+      for (let i = 0; i < d.length; i += 4) h = (h * 31 + d[i] * 7 + d[i + 1] * 3 + d[i + 2]) | 0;
+      return h;
+    }).join(','));
+    const age = await sig();
+    await page.click('button[data-mode="site"]');
+    const site = await sig();
+    await page.click('button[data-mode="age"]');
+    const back = await sig();
+    check(site !== age && back === age, 'the maps redraw by allocation site and back by age');
+    const keys = await page.$$eval('.legend .site-key', (k) => k.length);
+    check(keys === 0, 'the age legend is back');
   }
 
   // ---- zoom and pan ----

@@ -67,7 +67,8 @@ cat >"$T/specs.json" <<EOF
   "escape": ["<script>window.__pwned=1</script>", "</script><img src=x onerror=window.__pwned=2>"]},
  {"page": "$T/device.html", "shots": "$ART", "prefix": "device-",
   "charts": ["memory", "frag-ratio", "frag-extent", "frag-malloc", "growth", "pause-timeline", "pause-histogram", "mmu"],
-  "maps": [{"name": "host heap", "layers": 1}, {"name": "device 0", "layers": 2}], "devstate": 2},
+  "maps": [{"name": "host heap", "layers": 1}, {"name": "device 0", "layers": 2}], "devstate": 2,
+  "colour": true},
  {"page": "$T/two.html", "processes": 2}
 ]
 EOF
