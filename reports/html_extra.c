@@ -330,6 +330,8 @@ static int layer_snap(struct layer *l, uint32_t k, uint64_t now)
     struct snapl *s = &l->s[k];
     struct blk *v = l->tmp.v;
     size_t n = l->tmp.n;
+    free(s->u);
+    free(s->rg);
     memset(s, 0, sizeof *s);
     if (!n)
         return 0;
