@@ -11,11 +11,13 @@
  * shim parses its environment with, so help text and README cannot drift
  * from what the shim accepts.
  */
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -179,6 +181,60 @@ static int preloaded(const char *list, const char *lib)
     return 0;
 }
 
+/* The command's file, as execvp will find it (NULL when it is not found). */
+static char *resolve(const char *cmd, char *buf, size_t len)
+{
+    if (strchr(cmd, '/'))
+        return snprintf(buf, len, "%s", cmd) < (int)len ? buf : NULL;
+    const char *path = getenv("PATH");
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+        const char *c = strchr(p, ':');
+        size_t n = c ? (size_t)(c - p) : strlen(p);
+        if (snprintf(buf, len, "%.*s/%s", (int)n, n ? p : ".", cmd) < (int)len &&
+            access(buf, X_OK) == 0)
+            return buf;
+        p += n + (c != NULL);
+    }
+    return NULL;
+}
+
+/* Two kinds of program the loader never hands LD_PRELOAD to: say so in one
+ * line, then run them anyway (their output and status stay theirs). */
+static void warn_unreachable(const char *cmd)
+{
+    char file[4096];
+    struct stat st;
+    if (!resolve(cmd, file, sizeof file) || stat(file, &st))
+        return;
+    if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
+        ((st.st_mode & S_ISGID) && st.st_gid != getegid())) {
+        fprintf(stderr, "gcspy: run: %s is set-user-ID or set-group-ID: the loader ignores "
+                        "LD_PRELOAD for it, so it is not traced\n", cmd);
+        return;
+    }
+    FILE *f = fopen(file, "rb");
+    if (!f)
+        return;
+    Elf64_Ehdr eh;
+    int is_static = 0;
+    if (fread(&eh, sizeof eh, 1, f) == 1 && !memcmp(eh.e_ident, ELFMAG, SELFMAG) &&
+        eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_phentsize == sizeof(Elf64_Phdr)) {
+        is_static = 1;
+        for (int k = 0; k < eh.e_phnum; k++) {
+            Elf64_Phdr ph;
+            if (fseek(f, (long)(eh.e_phoff + (uint64_t)k * sizeof ph), SEEK_SET) ||
+                fread(&ph, sizeof ph, 1, f) != 1)
+                break;
+            if (ph.p_type == PT_INTERP || ph.p_type == PT_DYNAMIC)
+                is_static = 0;
+        }
+    }
+    fclose(f);
+    if (is_static)
+        fprintf(stderr, "gcspy: run: %s is statically linked: LD_PRELOAD cannot reach it, "
+                        "so it is not traced\n", cmd);
+}
+
 int gs_cmd_run(int argc, char **argv)
 {
     const char *output = NULL;
@@ -247,6 +303,7 @@ int gs_cmd_run(int argc, char **argv)
     if (quiet && setenv("GCSPY_QUIET", "1", 1))
         goto env_fail;
 
+    warn_unreachable(argv[i]);
     fflush(NULL);
     execvp(argv[i], argv + i);
     int err = errno;
