@@ -1071,8 +1071,10 @@ static int pause_len_desc(const void *a, const void *b)
 }
 
 /* The pauses of the report: PAUSE records win over what SCAN_END timings
- * and CUDA call durations imply, as analyze.c counts them. */
-static int write_pauses(struct gs_jw *w, const struct gs_model *m)
+ * and CUDA call durations imply, as analyze.c counts them. The reporter does
+ * not see --cuda-pause-ms: the pass keeps every synchronous CUDA call, and
+ * the report's count of them says how many of the longest are pauses. */
+static int write_pauses(struct gs_jw *w, const struct gs_model *m, const struct gs_result *r)
 {
     int rec_scan = 0, rec_cuda = 0;
     for (size_t i = 0; i < m->pauses.n; i++) {
@@ -1092,8 +1094,10 @@ static int write_pauses(struct gs_jw *w, const struct gs_model *m)
         k += m->scan_pauses.n;
     }
     if (!rec_cuda && m->cuda_calls.n) {
+        size_t want = r->pauses.by_kind[GS_PAUSE_CUDA_SYNC].count;
         memcpy(v + k, m->cuda_calls.v, m->cuda_calls.n * sizeof *v);
-        k += m->cuda_calls.n;
+        qsort(v + k, m->cuda_calls.n, sizeof *v, pause_len_desc);
+        k += want < m->cuda_calls.n ? want : m->cuda_calls.n;
     }
     /* histogram over all of them: bins [2^i, 2^(i+1)) us, i = 0 .. 39; the
      * first also holds everything shorter than 1 us */
@@ -1305,7 +1309,7 @@ static int write_all(struct gs_html_extra_ctx *x, struct pass *p, struct gs_jw *
     gs_jw_end_arr(w);
     gs_jw_end_obj(w);
 
-    if (write_pauses(w, p->m))
+    if (write_pauses(w, p->m, r))
         goto out;
     rc = 0;
 out:
@@ -1379,6 +1383,7 @@ int gs_html_extra_write(struct gs_html_extra_ctx *x, struct gs_jw *w, const char
     struct pass *p = calloc(1, sizeof *p);
     struct gs_analyze_opts ao;
     gs_analyze_defaults(&ao);
+    ao.model.cuda_pause_ns = 0; /* every synchronous CUDA call: write_pauses */
     if (p) {
         p->r = r;
         p->count = malloc(65536 * sizeof *p->count);

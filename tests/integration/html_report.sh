@@ -119,6 +119,22 @@ names = {s['function'] for s in x['sites']}
 assert {'init_weights', 'keep_outputs', 'cudaMalloc_segment'} <= names, names
 X
 
+# the pause list follows --cuda-pause-ms as the report's counts do
+# (mkdevtrace: 1.5 ms cudaMalloc calls every 10 steps, 0.2 ms ones at the start)
+for ms in 0.1 1 2; do
+  "$G" report --format html --cuda-pause-ms $ms -o "$T/cp.html" "$T/dev.trace" || fail "report --cuda-pause-ms $ms"
+  $PY - "$T/cp.html" $ms <<'X' || fail "pauses with --cuda-pause-ms $ms"
+import json, re, sys
+text = open(sys.argv[1]).read()
+p = json.loads(re.search(r'id="gcspy-data">(.*?)</script>', text, re.S).group(1))['processes'][0]['pauses']
+x = json.loads(re.search(r'id="gcspy-extra">(.*?)</script>', text, re.S).group(1))[0]['pauses']
+want = {'0.1': 4 + 4 + 4, '1': 4 + 4, '2': 4}[sys.argv[2]]  # GC pauses + long calls + short calls
+cuda = [d for d, k in zip(x['duration_ns'], x['kind']) if x['kind_names'][k] == 'cuda-sync']
+assert x['count'] == p['count'] == want, (x['count'], p['count'], want)
+assert len(cuda) == p['by_kind']['cuda-sync']['count'] and all(d >= float(sys.argv[2]) * 1e6 for d in cuda), cuda
+X
+done
+
 # several traces: one extra object each, in order; the second from standard input
 "$G" report --format html -o "$T/multi.html" "$T/dev.trace" - <"$T/two.trace" || fail "report two traces"
 $PY - "$T/multi.html" <<'X' || fail "two traces"
