@@ -141,7 +141,7 @@ static struct gs_reader *open_common(struct gs_reader *r, const char *name,
     r->flags = gs_le64(h + 16);
     if (r->major > GS_TRACE_MAJOR) {
         snprintf(err, errlen,
-                 "%s: trace format version %u.%u is newer than this gcspy reads (%u.x); "
+                 "%s: offset 8: trace format version %u.%u is newer than this gcspy reads (%u.x); "
                  "upgrade gcspy", name, r->major, r->minor, GS_TRACE_MAJOR);
         goto fail;
     }

@@ -40,7 +40,8 @@ static void esc(struct gs_jw *w, const char *s, size_t n)
             p++;
         } else {
             /* a well-formed UTF-8 sequence passes; anything else is U+FFFD */
-            int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
+            int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 && c < 0xf0 ? 3
+                    : c >= 0xc2 && c < 0xe0 ? 2 : 0; /* 0xf5..0xff never lead */
             int ok = len && p + len <= e;
             for (int k = 1; ok && k < len; k++)
                 ok = (p[k] & 0xc0) == 0x80;

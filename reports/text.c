@@ -5,6 +5,7 @@
  * kind summary, then growth, fragmentation and pauses; totals at the end
  * when there are several processes.
  */
+#define _GNU_SOURCE
 #include "report.h"
 
 #include <inttypes.h>
@@ -62,12 +63,47 @@ static void print_frames(struct gs_report_ctx *c, const struct gs_stackv *st, co
         fprintf(f, "%s... %u more frames\n", ind, st->n - lim);
 }
 
+/* Trace-provided text (function names, paths, command lines, markers) is
+ * the program's, not ours: the text report goes through a filter that turns
+ * terminal control bytes into '?', so a trace cannot drive the terminal. */
+static ssize_t safe_write(void *cookie, const char *buf, size_t n)
+{
+    FILE *to = cookie;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char b = (unsigned char)buf[i];
+        if ((b < 0x20 && b != '\n' && b != '\t') || b == 0x7f)
+            b = '?';
+        if (fputc(b, to) == EOF)
+            return i ? (ssize_t)i : -1;
+    }
+    return (ssize_t)n;
+}
+
+static FILE *real_out;
+
 static int t_begin(struct gs_report_ctx *c, size_t n)
 {
     static struct tstate st;
     st.cls_open = -1;
     c->state = &st;
+    cookie_io_functions_t io = {NULL, safe_write, NULL, NULL};
+    FILE *f = fopencookie(c->out, "w", io);
+    if (f) {
+        real_out = c->out;
+        c->out = f;
+    }
     fprintf(c->out, "gcspy report: %zu trace%s\n", n, n == 1 ? "" : "s");
+    return 0;
+}
+
+static int t_end(struct gs_report_ctx *c)
+{
+    if (real_out) {
+        int rc = fclose(c->out);
+        c->out = real_out;
+        real_out = NULL;
+        return rc == 0 && !ferror(c->out) ? 0 : -1;
+    }
     return 0;
 }
 
@@ -389,7 +425,7 @@ const struct gs_reporter gs_reporter_text = {
     .leak = t_leak,
     .process_end = t_process_end,
     .summary = t_summary,
-    .end = NULL,
+    .end = t_end,
     .max_groups = 20,
     .show_reachable = 0,
 };

@@ -146,7 +146,7 @@ one_line "dump crc" "^gcspy: $T/crc.trace: offset $c1: chunk 1: payload CRC mism
 cp "$T/full.trace" "$T/v2.trace"
 printf '\x02' | dd of="$T/v2.trace" bs=1 seek=8 conv=notrunc status=none
 expect 2 "dump v2" "$G" dump "$T/v2.trace"
-one_line "dump v2" "^gcspy: $T/v2.trace: trace format version 2\.0 is newer than this gcspy reads \(1\.x\); upgrade gcspy$"
+one_line "dump v2" "^gcspy: $T/v2.trace: offset 8: trace format version 2\.0 is newer than this gcspy reads \(1\.x\); upgrade gcspy$"
 [ -s "$T/out" ] && fail "dump v2 printed records"
 
 # Not a trace; no such file; no argument.

@@ -598,7 +598,7 @@ Test(reader, newer_major_version_is_refused)
     d[8] = 2;
     d[10] = 3;
     cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
-    cr_assert_str_eq(err, "<memory>: trace format version 2.3 is newer than this gcspy reads "
+    cr_assert_str_eq(err, "<memory>: offset 8: trace format version 2.3 is newer than this gcspy reads "
                           "(1.x); upgrade gcspy");
     gs_tb_free(tb);
 }
