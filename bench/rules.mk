@@ -18,3 +18,4 @@ bench-progs: $(BENCH_PROGS)
 
 bench: $(BUILD)/libgcspy.so $(BUILD)/gcspy $(BENCH_PROGS)
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) bash bench/run-bench.sh
+	@BUILD=$(BUILD) bash bench/scan-bench.sh

@@ -54,6 +54,12 @@ static void reg_del(uintptr_t lo)
     gs_spin_unlock(&ranges_lock);
 }
 
+/* In a scan's forked child (only the scanning thread exists there). */
+void gs_pages_atfork_child(void)
+{
+    atomic_store(&ranges_lock, 0);
+}
+
 int gs_pages_ranges(struct gs_range *out, size_t max)
 {
     gs_spin_lock(&ranges_lock);

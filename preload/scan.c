@@ -621,29 +621,42 @@ static int run_scan(int trigger, uintptr_t self_sp)
     size_t nheap = 0, heap_cap = 0;
     memset(&roots, 0, sizeof roots);
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
-    int ok = prepass(&s, &heap, &nheap, &heap_cap) == 0 &&
-             gs_roots_collect(&roots, th, nth, self_sp ? self_sp : here, self_sp != 0, heap,
-                              nheap) == 0;
+    uintptr_t root_sp = self_sp ? self_sp : here;
     uint64_t t_marked = 0, t_end;
     pid_t child = -1;
-    if (ok && fork_mode) {
+    int ok = 1;
+    if (fork_mode) {
+        /* The pause is just the fork: the table pass, the roots and the
+         * marking all happen in the child, on the copy-on-write snapshot.
+         * The child is alone: a gcspy lock another thread held at the fork
+         * (the writer's registry lock) is reset there first. */
         child = (pid_t)syscall(SYS_clone, 0 /* no signal at exit */, 0, 0, 0, 0);
         if (child == 0) {
-            mark_all(&s, &roots);
-            out->nres = s.nres;
-            out->bytes_scanned = s.bytes_scanned;
-            out->visited = s.visited;
-            memcpy(out->cls_blocks, s.cls_blocks, sizeof s.cls_blocks);
-            memcpy(out->cls_bytes, s.cls_bytes, sizeof s.cls_bytes);
-            out->t_marked = gs_now_fine();
-            __atomic_store_n(&out->done, 1, __ATOMIC_RELEASE);
+            gs_pages_atfork_child();
+            if (prepass(&s, &heap, &nheap, &heap_cap) == 0 &&
+                gs_roots_collect(&roots, th, nth, root_sp, self_sp != 0, heap, nheap) == 0) {
+                mark_all(&s, &roots);
+                out->nres = s.nres;
+                out->bytes_scanned = s.bytes_scanned;
+                out->visited = s.visited;
+                out->live_blocks = s.live_blocks;
+                out->live_bytes = s.live_bytes;
+                memcpy(out->cls_blocks, s.cls_blocks, sizeof s.cls_blocks);
+                memcpy(out->cls_bytes, s.cls_bytes, sizeof s.cls_bytes);
+                out->t_marked = gs_now_fine();
+                __atomic_store_n(&out->done, 1, __ATOMIC_RELEASE);
+            }
             syscall(SYS_exit_group, 0);
         }
         if (child < 0)
             ok = 0;
-    } else if (ok) {
-        mark_all(&s, &roots);
-        t_marked = gs_now_fine();
+    } else {
+        ok = prepass(&s, &heap, &nheap, &heap_cap) == 0 &&
+             gs_roots_collect(&roots, th, nth, root_sp, self_sp != 0, heap, nheap) == 0;
+        if (ok) {
+            mark_all(&s, &roots);
+            t_marked = gs_now_fine();
+        }
     }
     gs_start_world();
     t_end = gs_now_fine();
@@ -671,6 +684,8 @@ static int run_scan(int trigger, uintptr_t self_sp)
         s.nres = out->nres;
         s.bytes_scanned = out->bytes_scanned;
         s.visited = out->visited;
+        s.live_blocks = out->live_blocks;
+        s.live_bytes = out->live_bytes;
         memcpy(s.cls_blocks, out->cls_blocks, sizeof s.cls_blocks);
         memcpy(s.cls_bytes, out->cls_bytes, sizeof s.cls_bytes);
         t_marked = out->t_marked;

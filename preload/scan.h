@@ -56,5 +56,6 @@ void gs_roots_init(void); /* at start-up: loader facts the stopped world cannot 
 
 /* gcspy's own mappings (mem.c keeps the registry): never roots. */
 int gs_pages_ranges(struct gs_range *out, size_t max);
+void gs_pages_atfork_child(void);
 
 #endif /* GCSPY_SCAN_H */

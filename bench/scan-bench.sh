@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The leak scanner's benchmark (`make bench` runs it after the others): a heap
+# of 64-byte objects (1 GiB; BENCH_QUICK=1: 128 MiB; SCAN_MIB overrides)
+# linked into one list in allocation order and in random order
+# (bench/scan_heap.c). For each order, in one run on this machine:
+#   - read      a plain sequential walk of the same objects (the floor);
+#   - lsan      LeakSanitizer's scan of the same heap (gcc's liblsan
+#               preloaded, __lsan_do_recoverable_leak_check);
+#   - gcspy     gcspy_scan() in stop-the-world mode, and in fork mode; the
+#               pause (from the trace's SCAN_END: request to threads resumed)
+#               and the whole scan time.
+# Prints a table (objects marked per second, ratios against LSan, pause per
+# GiB) and appends it to $BUILD/bench/results.md.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+QUICK=${BENCH_QUICK:-0}
+MIB=${SCAN_MIB:-$([ "$QUICK" = 1 ] && echo 128 || echo 1024)}
+OUT=$BUILD/bench
+mkdir -p "$OUT"
+PROG=$OUT/scan_heap
+cc -O2 -g -o "$PROG" bench/scan_heap.c -ldl || exit 2
+LIB=$PWD/$BUILD/libgcspy.so
+LSAN=$(gcc -print-file-name=liblsan.so.0 2>/dev/null)
+[ -f "$LSAN" ] || LSAN=/usr/lib/x86_64-linux-gnu/liblsan.so.0
+field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
+
+table=$(mktemp)
+printf '| order | objects | read floor s | LSan scan s | gcspy scan s | gcspy/LSan rate | pause stw s | pause fork s | stw pause per GiB s |\n|---|---|---|---|---|---|---|---|---|\n' > "$table"
+for order in alloc random; do
+  line=$("$PROG" --mib "$MIB" --order "$order")
+  n=$(echo "$line" | field objects); read_s=$(echo "$line" | field read_s)
+  lsan_s=NA
+  if [ -f "$LSAN" ]; then
+    lsan_s=$(LD_PRELOAD=$LSAN LSAN_OPTIONS=detect_leaks=1:exitcode=0 "$PROG" --mib "$MIB" --order "$order" 2>/dev/null | field scan_s)
+  fi
+  declare -A pause scan
+  for mode in stw fork; do
+    tr=$OUT/scan_heap_$mode.trace
+    rm -f "$tr"*
+    line=$(GCSPY_QUIET=1 GCSPY_SCAN_AT_EXIT=0 GCSPY_SCAN_MODE=$mode GCSPY_OUTPUT=$tr LD_PRELOAD=$LIB "$PROG" --mib "$MIB" --order "$order")
+    scan[$mode]=$(echo "$line" | field scan_s)
+    pause[$mode]=$($BUILD/gcspy dump "$tr" | awk '/^scan_end/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] } printf "%.3f", (v["t_end"] - v["t_start"]) / 1e9 }')
+    rm -f "$tr"*
+  done
+  rate=$(awk -v l="$lsan_s" -v g="${scan[stw]}" 'BEGIN { if (l != "NA" && g > 0) printf "%.2fx", l / g; else print "?" }')
+  per_gib=$(awk -v p="${pause[stw]}" -v m="$MIB" 'BEGIN { printf "%.3f", p * 1024 / m }')
+  printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$order" "$n" "$read_s" "$lsan_s" "${scan[stw]}" "$rate" "${pause[stw]}" "${pause[fork]}" "$per_gib" >> "$table"
+done
+echo
+echo "Leak scan of a $MIB MiB heap of 64-byte objects (target: gcspy's rate at least 2x LSan's on both orders; fork-mode pause a small fraction of stop-the-world's)"
+cat "$table"
+{ echo; echo "### Leak scan, $MIB MiB of 64-byte objects"; echo; cat "$table"; } >> "$OUT/results.md"
+rm -f "$table"
