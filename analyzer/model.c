@@ -265,13 +265,27 @@ static int ensure_site_of(struct gs_model *m, uint64_t stack)
 {
     if (stack < m->site_of_cap)
         return 0;
+    /* An event's stack id is one the trace defined (STACK ids are dense):
+     * a larger one is damage, and must not size an array. */
+    if (stack > (uint64_t)m->max_stack_id + 1) {
+        m->bad_records++;
+        return -2;
+    }
     return grow32((void **)&m->site_of, &m->site_of_cap, (size_t)stack + 1, sizeof *m->site_of);
 }
 
 static struct gs_site *site_get(struct gs_model *m, uint32_t stack, int memcat, uint64_t t)
 {
-    if (stack >= m->site_of_cap && ensure_site_of(m, stack))
-        return NULL;
+    if (stack >= m->site_of_cap) {
+        int rc = ensure_site_of(m, stack);
+        if (rc == -2) { /* an undefined stack: counted as an unknown site */
+            stack = 0;
+            if (!m->site_of_cap && ensure_site_of(m, 0))
+                return NULL;
+        } else if (rc) {
+            return NULL;
+        }
+    }
     uint32_t s = m->site_of[stack];
     if (s)
         return &m->sites[s - 1];
@@ -494,10 +508,15 @@ static int add_pause(struct gs_pauses *ps, uint64_t t0, uint64_t t1, uint32_t ki
 static int on_stack(struct gs_model *m, const struct gs_record *r)
 {
     uint64_t id = r->u.stack.id, parent = r->u.stack.parent, ip = r->u.stack.ip;
-    if (!id || id >= MAX_ID) {
+    /* The shim hands ids out densely, in order (a forked child re-emits the
+     * tree from 1): an id past the next one is damage, and must not make the
+     * node array grow to it. */
+    if (!id || id >= MAX_ID || id > (uint64_t)m->max_stack_id + 1) {
         m->bad_records++;
         return 0;
     }
+    if (id > m->max_stack_id)
+        m->max_stack_id = (uint32_t)id;
     if (id >= m->nnodes) {
         size_t cap = m->nnodes;
         /* nodes are indexed directly: ids are dense, handed out in order */

@@ -217,7 +217,8 @@ struct gs_model {
 
     /* stacks, sites, modules, Python code objects */
     struct gs_stacknode *nodes;
-    uint32_t nnodes;                /* ids 0 .. nnodes-1 addressable */
+    uint32_t nnodes;
+    uint32_t max_stack_id;          /* highest STACK id defined so far */
     uint32_t *site_of;              /* stack id -> 1 + site index; 0 none */
     uint32_t site_of_cap;
     struct gs_site *sites;
