@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # A traced process that dies (tests/programs/rel_faults.c): SIGSEGV in the
-# program, abort(), _exit() (no exit handlers: the shim's final flush does
-# not run), SIGKILL to itself; a normal return for comparison; and SIGKILL
-# sent by this script while the program allocates (kill-ext). For each:
+# program, abort(), the exit_group system call made directly (no libc, no
+# shim), SIGKILL to itself, and SIGKILL sent by this script while the
+# program allocates (kill-ext); and, for comparison, the endings the shim
+# sees: _exit() (hooked: the trace end is written) and a return from main.
+# For each:
 #   - the exit status is the one the program has without the shim;
-#   - the trace is readable up to its last complete chunk, consistent, and
-#     marked incomplete (complete for the normal return), by rel_tracecount
-#     and by `gcspy report` (exit 0, a warning naming the trace incomplete,
-#     JSON complete=false, the allocation count the trace holds);
+#   - after return and _exit the trace is complete and holds every
+#     allocation; after the others it is readable up to its last complete
+#     chunk, consistent, and marked incomplete, by rel_tracecount and by
+#     `gcspy report` (exit 0, a warning naming the trace incomplete, JSON
+#     complete=false, the allocation count the trace holds);
 #   - the 777-byte allocations in it are at most those the program made
 #     (it counts them in a shared file), and what is missing is at most the
 #     last REL_LOST_MS (500) ms of a 1 s run at 100 allocations per ms: the
@@ -36,8 +39,8 @@ kill_ext() {
   GS_RC=$?
 }
 
-for end in segv abort exit kill kill-ext return; do
-  case $end in segv) want=139 ;; abort) want=134 ;; exit) want=5 ;; kill*) want=137 ;; return) want=4 ;; esac
+for end in segv abort sysexit kill kill-ext exit return; do
+  case $end in segv) want=139 ;; abort) want=134 ;; *exit) want=5 ;; kill*) want=137 ;; return) want=4 ;; esac
   if [ "$end" = kill-ext ]; then
     kill_ext "$end"
   else
@@ -47,7 +50,7 @@ for end in segv abort exit kill kill-ext return; do
   fi
   [ "$GS_RC" -eq "$want" ] || { fail "$end: exit status $GS_RC under the shim, $want without"; continue; }
   tr=$(gs_traces)
-  [ "$(grep -c . <<<"$tr")" -eq 1 ] || { fail "$end: traces: $tr"; continue; }
+  [ "$(grep -c . <<<"$tr")" -eq 1 ] || { fail "$end: traces: $tr; stderr: $(head -3 "$GS_DIR/err" | tr "\n" "|")"; continue; }
   # the figures the program kept: allocations made, elapsed ms, allocations by ms
   read -r made ms_done < <(gs_py - "$GS_T/$end.cnt" <<'PY'
 import struct, sys
@@ -62,9 +65,9 @@ PY
   got=$(kv "$GS_DIR/count" sel_allocs)
   complete=$(kv "$GS_DIR/count" complete)
   damage=$(kv "$GS_DIR/count" damage)
-  if [ "$end" = return ]; then
-    [ "$complete" = yes ] || fail "return: trace incomplete"
-    [ "$got" = "$made" ] || fail "return: $got allocations of 777 bytes in the trace, the program made $made"
+  if [ "$end" = return ] || [ "$end" = exit ]; then
+    [ "$complete" = yes ] || fail "$end: trace incomplete"
+    [ "$got" = "$made" ] || fail "$end: $got allocations of 777 bytes in the trace, the program made $made"
   else
     [ "$complete" = no ] || fail "$end: trace claims to be complete"
     [ -z "$damage" ] || [[ "$damage" == *"truncated chunk"* ]] || fail "$end: damage other than a cut chunk: $damage"
@@ -89,13 +92,13 @@ PY
   "$GS_CLI" report --format json -o "$GS_DIR/r.json" "$tr" 2>"$GS_DIR/r.err"
   rc=$?
   [ $rc -eq 0 ] || fail "$end: gcspy report exit $rc: $(head -2 "$GS_DIR/r.err")"
-  if [ "$end" != return ]; then
+  if [ "$complete" = no ]; then
     grep -q "warning: .* is incomplete" "$GS_DIR/r.err" || fail "$end: no incomplete warning: $(head -2 "$GS_DIR/r.err")"
   fi
   gs_py - "$GS_DIR/r.json" "$(kv "$GS_DIR/count" allocs)" "$end" <<'PY' || fail "$end: report JSON"
 import json, sys
 p = json.load(open(sys.argv[1]))['processes'][0]
-want_complete = sys.argv[3] == 'return'
+want_complete = sys.argv[3] in ('return', 'exit')
 assert p['complete'] is want_complete, 'complete=%r' % p['complete']
 assert p['events']['allocs'] == int(sys.argv[2]), 'report allocs %d, trace %s' % (p['events']['allocs'], sys.argv[2])
 PY

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The trace file cannot be written: the disk fills up during the run (a
 # 1 MiB tmpfs), the disk is full from the start (a tmpfs filled first), the
-# directory is read-only (a read-only tmpfs), the directory does not exist;
-# and the disk fills while 16 threads allocate. In every case:
+# directory is read-only (a read-only tmpfs), a missing directory cannot be
+# made (on that read-only tmpfs); and the disk fills while 16 threads
+# allocate. In every case:
 #   - exactly one line on stderr, naming the problem ("No space left on
 #     device", "Read-only file system", ...) and saying tracing stopped;
 #   - the program finishes with its normal output and exit status (compared
@@ -10,6 +11,8 @@
 #   - what reached a full disk is readable up to its last complete chunk and
 #     consistent (rel_tracecount --incomplete), and `gcspy report` reports it
 #     as incomplete (exit 0).
+# And a missing directory that can be made is made (mode 0700), the trace
+# written in it.
 # The tmpfs cases run in a private mount namespace (unshare -m, or unshare
 # -rm without root); where neither is allowed they are skipped, and the
 # script exits 77 if nothing could be tested.
@@ -41,11 +44,12 @@ in_ns() {
   GS_DIR=$GS_T/$name M=$GS_T/$name/mnt
   rm -rf "$GS_DIR"; mkdir -p "$GS_DIR/mnt" "$GS_DIR/saved"
   [ -n "$NS" ] || { skipped+=("$name"); return 1; }
-  SETUP=$setup timeout 120 $NS bash -c '
+  SETUP=$setup OUTPAT=${OUTPAT:-} timeout 120 $NS bash -c '
     set -e; M=$1 D=$2 LIB=$3; shift 3
     eval "$SETUP"
     set +e
-    env LD_PRELOAD="$LIB" GCSPY_OUTPUT="$M/%e-%p.trace" GCSPY_QUIET=0 "$@" >"$D/out" 2>"$D/err"
+    eval "OUT=\"${OUTPAT:-\$M/%e-%p.trace}\""
+    env LD_PRELOAD="$LIB" GCSPY_OUTPUT="$OUT" GCSPY_QUIET=0 "$@" >"$D/out" 2>"$D/err"
     echo $? >"$D/rc"
     cp "$M"/*.trace "$D/saved/" 2>/dev/null || true' _ "$M" "$GS_DIR" "$GS_LIB" "$@" \
     2>"$GS_DIR/ns.err"
@@ -93,23 +97,36 @@ if in_ns full_early "$SETUP" "$P" work $ROUNDS; then
   one_line full_early "^gcspy: writing the trace header: No space left on device$STOP"
 fi
 
-# 3. a read-only directory
+# 3. a read-only directory, and a missing directory on a read-only file
+#    system (it cannot be made)
 SETUP='mount -t tmpfs -o ro,size=64k tmpfs "$M"'
 if in_ns readonly "$SETUP" "$P" work $ROUNDS; then
   same_run readonly
   one_line readonly "^gcspy: $GS_DIR/mnt/rel_faults-[0-9]+\.trace: Read-only file system$STOP"
 fi
+if OUTPAT='$M/sub/%e-%p.trace' in_ns readonly_sub "$SETUP" "$P" work $ROUNDS; then
+  same_run readonly_sub
+  one_line readonly_sub "^gcspy: $GS_DIR/mnt/sub/rel_faults-[0-9]+\.trace: (Read-only file system|No such file or directory)$STOP"
+fi
 
-# 4. a directory that does not exist (no namespace needed)
+# 4. a directory that does not exist is made (mode 0700) and the trace
+#    written there (no namespace needed)
 GS_DIR=$GS_T/nodir
 rm -rf "$GS_DIR"; mkdir -p "$GS_DIR"
-timeout 60 env LD_PRELOAD="$GS_LIB" GCSPY_OUTPUT="$GS_DIR/missing/%e-%p.trace" GCSPY_QUIET=0 \
+timeout 60 env LD_PRELOAD="$GS_LIB" GCSPY_OUTPUT="$GS_DIR/missing/deeper/%e-%p.trace" GCSPY_QUIET=1 \
   "$P" work $ROUNDS >"$GS_DIR/out" 2>"$GS_DIR/err"
 GS_RC=$?
 tested=$((tested + 1))
 same_run nodir
-one_line nodir "^gcspy: $GS_DIR/missing/rel_faults-[0-9]+\.trace: No such file or directory$STOP"
-[ -e "$GS_DIR/missing" ] && fail "nodir: the shim created the missing directory"
+[ -s "$GS_DIR/err" ] && fail "nodir: stderr: $(head -2 "$GS_DIR/err")"
+tr=$(ls "$GS_DIR"/missing/deeper/rel_faults-*.trace 2>/dev/null)
+if [ -z "$tr" ]; then
+  fail "nodir: no trace in the missing directory"
+else
+  [ "$(stat -c %a "$GS_DIR/missing") $(stat -c %a "$GS_DIR/missing/deeper")" = "700 700" ] ||
+    fail "nodir: directories made with modes $(stat -c %a "$GS_DIR/missing") $(stat -c %a "$GS_DIR/missing/deeper"), expected 700"
+  "$COUNT" "$tr" >"$GS_DIR/count" 2>&1 || fail "nodir: trace check: $(grep -m3 '^error' "$GS_DIR/count" | tr '\n' ';')"
+fi
 
 # 5. the disk fills while 16 threads allocate: no thread hangs on the
 #    stopped writer, the program's own counts add up

@@ -12,18 +12,19 @@
  *     Expected, with and without the shim, whatever happens to the trace
  *     file (disk full, read-only directory): the same stdout and status 3.
  *
- *   rel_faults segv|abort|exit|kill|return COUNTER MS
+ *   rel_faults segv|abort|exit|sysexit|kill|return COUNTER MS
  *     For MS milliseconds, at a steady 100 allocations per millisecond,
  *     malloc(777) into a ring of 256 (freeing the block it replaces).
  *     COUNTER is a file the program maps shared and keeps current: u64
  *     allocs done, u64 ms elapsed at the end, then u64 per elapsed ms the
  *     allocs done by the end of that ms. Then it ends: segv writes through
  *     a null pointer (status 139), abort calls abort() (134), exit calls
- *     _exit(5) (no atexit handlers: the shim's exit flush does not run),
- *     kill sends itself SIGKILL (137), return returns 4 from main (the
- *     normal path: the trace is complete).
- *     Expected under the shim: the same status; the trace readable up to
- *     its last complete chunk and marked incomplete (except "return"); the
+ *     _exit(5) (no atexit handlers run; the shim hooks _exit itself),
+ *     sysexit makes the exit_group system call directly (5: no libc, no
+ *     shim), kill sends itself SIGKILL (137), return returns 4 from main.
+ *     Expected under the shim: the same status. After return and _exit the
+ *     trace is complete and holds every allocation. After the others it is
+ *     readable up to its last complete chunk and marked incomplete; the
  *     777-byte allocations in it are a prefix of those the counter says
  *     were made: what is missing is what the last flush interval held.
  */
@@ -35,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -131,6 +133,8 @@ static int crash(const char *how, const char *counter, long ms)
         abort();
     else if (!strcmp(how, "exit"))
         _exit(5);
+    else if (!strcmp(how, "sysexit"))
+        syscall(SYS_exit_group, 5);
     else if (!strcmp(how, "kill"))
         kill(getpid(), SIGKILL);
     else if (!strcmp(how, "return"))
@@ -145,6 +149,6 @@ int main(int argc, char **argv)
         return work(atol(argv[2]));
     if (argc == 4)
         return crash(argv[1], argv[2], atol(argv[3]));
-    fprintf(stderr, "usage: rel_faults work N | rel_faults segv|abort|exit|kill|return COUNTER MS\n");
+    fprintf(stderr, "usage: rel_faults work N | rel_faults segv|abort|exit|sysexit|kill|return COUNTER MS\n");
     return 1;
 }
