@@ -41,8 +41,9 @@ count() {
 
 # ---- churn ----
 ms=$((SECONDS_ * 1000))
-gs_plain churn_plain "$P" churn "$THREADS" "$ms"
+GS_TIMEOUT=$((SECONDS_ * 3 + 120)) gs_plain churn_plain "$P" churn "$THREADS" "$ms"
 plain_peak=$(word "$GS_DIR/out" "rss_kb phase=peak" kb)
+[ -n "$plain_peak" ] || { fail "churn: the run without the shim failed (exit $GS_RC)"; plain_peak=0; }
 t0=$(date +%s.%N)
 GS_TIMEOUT=$((SECONDS_ * 3 + 120)) GCSPY_SCAN_INTERVAL_MS=200 gs_run churn "$P" churn "$THREADS" "$ms"
 t1=$(date +%s.%N)
@@ -71,9 +72,12 @@ else
 fi
 
 # ---- live ----
-gs_plain live_plain "$P" live "$LIVE"
+GS_TIMEOUT=$((LIVE / 20000 + 120)) gs_plain live_plain "$P" live "$LIVE"
 plain_peak=$(word "$GS_DIR/out" "rss_kb phase=end" kb)
+[ -n "$plain_peak" ] || { fail "live: the run without the shim failed (exit $GS_RC)"; plain_peak=0; }
+t0=$(date +%s.%N)
 GS_TIMEOUT=$((LIVE / 20000 + 120)) gs_run live "$P" live "$LIVE"
+t1=$(date +%s.%N)
 if [ "$GS_RC" -ne 0 ]; then
   fail "live: exit status $GS_RC: $(head -3 "$GS_DIR/err")"
 else
@@ -90,11 +94,11 @@ else
   shim_peak=$(word "$out" "rss_kb phase=end" kb)
   per=$(( (shim_peak - plain_peak) * 1024 / LIVE ))
   [ "$per" -le 128 ] || fail "live: shim memory $per bytes per live block (peak ${shim_peak} kB vs ${plain_peak} kB)"
-  echo "figure: live blocks=$LIVE events_checked=$((A + F)) plain_peak=${plain_peak}kB shim_peak=${shim_peak}kB overhead_per_block=${per}B"
+  echo "figure: live blocks=$LIVE events_checked=$((A + F)) wall=$(secs "$t0" "$t1")s plain_peak=${plain_peak}kB shim_peak=${shim_peak}kB overhead_per_block=${per}B"
 fi
 
 # ---- events ----
-gs_plain events_plain "$P" events "$EVENTS" 8
+GS_TIMEOUT=$((EVENTS / 100000 + 120)) gs_plain events_plain "$P" events "$EVENTS" 8
 t0=$(date +%s.%N)
 GS_TIMEOUT=$((EVENTS / 100000 + 120)) gs_run events "$P" events "$EVENTS" 8
 t1=$(date +%s.%N)
