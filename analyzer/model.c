@@ -332,7 +332,9 @@ static inline void site_change(struct gs_model *m, struct gs_site *s, uint64_t t
             }
         }
     }
-    s->live_bytes += delta;
+    /* Wrapping (not undefined) arithmetic: a damaged trace may hold sizes
+     * whose sum leaves int64_t's range. */
+    s->live_bytes = (int64_t)((uint64_t)s->live_bytes + (uint64_t)delta);
     if (delta > 0) {
         s->live_blocks++;
         s->allocs++;
