@@ -59,6 +59,11 @@ done
 echo "$n inputs, 5 commands each"
 
 echo "== integration suite against the sanitized CLI"
+# `gcspy run` looks for libgcspy.so beside its own executable: the normal
+# build's shim (and CUPTI subscriber) go beside the sanitized CLI.
+for lib in "$ROOT"/build/libgcspy*.so; do
+  [ -f "$lib" ] && ln -sfn "$lib" "$A/$(basename "$lib")"
+done
 T=$A/tree
 rm -rf "$T"; mkdir -p "$T/build"
 for e in "$ROOT"/* "$ROOT"/.[!.]*; do

@@ -214,7 +214,11 @@ fi
 "$GS_PROGS/rel_mktraces" big "$T/big.trace" 64 >"$T/big.out" || fail "rel_mktraces big"
 events=$(sed -n 's/^events=\([0-9]*\).*/\1/p' "$T/big.out")
 limit=$((24 << 20))
-prlimit --as=$limit "$G" report --format json -o "$T/big.json" "$T/big.trace" 2>"$T/big.err"; rc=$?
+# An ASan build (make asan runs this suite with one) reserves terabytes of
+# address space for its shadow: no address-space limit then.
+LIM=(prlimit --as=$limit)
+ldd "$G" 2>/dev/null | grep -q libasan && LIM=()
+"${LIM[@]}" "$G" report --format json -o "$T/big.json" "$T/big.trace" 2>"$T/big.err"; rc=$?
 [ $rc -eq 0 ] || fail "huge: report of a $(($(stat -c %s "$T/big.trace") >> 20)) MiB trace within 24 MiB of address space: exit $rc: $(head -2 "$T/big.err")"
 [ $rc -eq 0 ] && gs_py - "$T/big.json" "$events" <<'PY' || fail "huge: report content"
 import json, sys
@@ -224,7 +228,7 @@ assert p['complete'], p['damage']
 assert ev['allocs'] + ev['frees'] == int(sys.argv[2]), (ev['allocs'], ev['frees'], sys.argv[2])
 assert p['summary']['not-freed']['total']['blocks'] == 1000, p['summary']['not-freed']
 PY
-prlimit --as=$limit "$G" check --no-symbols --fail-on definite "$T/big.trace" >/dev/null 2>&1; rc=$?
+"${LIM[@]}" "$G" check --no-symbols --fail-on definite "$T/big.trace" >/dev/null 2>&1; rc=$?
 [ $rc -eq 0 ] || fail "huge: check within 24 MiB: exit $rc"
 echo "huge: $(($(stat -c %s "$T/big.trace") >> 20)) MiB, $events events analysed within 24 MiB of address space"
 gs_done

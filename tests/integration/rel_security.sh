@@ -94,9 +94,12 @@ if command -v strace >/dev/null; then
   strace -f -qq -e trace=%file -o "$T/plain.st" "$P" work 10 >/dev/null 2>&1
   strace -f -qq -e trace=%file -E LD_PRELOAD="$GS_LIB" -E GCSPY_OUTPUT="$T/st-%p.trace" -E GCSPY_QUIET=1 \
     -o "$T/shim.st" "$P" work 10 >/dev/null 2>&1
-  grep -o '"[^"]*"' "$T/plain.st" | sort -u >"$T/plain.files"
-  grep -o '"[^"]*"' "$T/shim.st" | sort -u >"$T/shim.files"
-  extra=$(comm -13 "$T/plain.files" "$T/shim.files" | tr -d '"' |
+  # the path each file system call names (its first string argument)
+  paths() { sed -n 's/^[0-9]* *[a-z0-9_]*(\(AT_FDCWD, \)\{0,1\}"\([^"]*\)".*/\2/p' "$1" | sort -u; }
+  paths "$T/plain.st" >"$T/plain.files"
+  paths "$T/shim.st" >"$T/shim.files"
+  [ -s "$T/shim.files" ] || fail "inputs: no path found in the strace output"
+  extra=$(comm -13 "$T/plain.files" "$T/shim.files" |
     grep -Ev '\.so(\.[0-9]+)*$|^/proc/self/|^/proc/sys/kernel/hostname$|^/proc/self$' |
     grep -v "^$T/st-[0-9]*\.trace$")
   [ -z "$extra" ] || fail "inputs: the traced run opened files beyond its environment's: $extra"

@@ -14,6 +14,8 @@ cd "$(dirname "$0")/../.." || exit 2
 gs_init rel_valgrind
 gs_need rel_mktraces rel_faults
 command -v valgrind >/dev/null || gs_skip "valgrind not installed"
+# make asan runs the suite with an ASan CLI, which valgrind cannot run
+ldd "$GS_CLI" 2>/dev/null | grep -q libasan && gs_skip "the CLI is an ASan build (make asan checks it with ASan instead)"
 T=$GS_T
 VG=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect
     --show-leak-kinds=definite,indirect --track-origins=yes)
