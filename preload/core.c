@@ -170,6 +170,8 @@ void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind,
         return;
     }
     uint8_t *p = gs_stream_reserve(&sh->s, GS_REC_HOT_MAX);
+    if (GS_UNLIKELY(!p)) /* tracing stopped meanwhile: the table keeps to the trace */
+        gs_table_remove(sh, addr, NULL);
     if (GS_LIKELY(p)) {
         struct gs_enc_state *st = &sh->s.cur->st;
         if (GS_LIKELY(kind == GS_MEM_HOST && fn == GS_FN_MALLOC))
@@ -178,37 +180,45 @@ void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind,
             p = gs_rec_alloc_ex(p, st, t, ti, addr, size, stack, kind, fn, device, stream,
                                 dur_ns);
         gs_stream_commit(&sh->s, p);
-    }
-    /* Counted under the shard lock: once the exit has passed every shard
-     * lock, every recorded event is counted. */
-    if (th) {
-        th->allocs++;
-        th->bytes += size;
-    } else {
-        atomic_fetch_add_explicit(&anon_allocs, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&anon_bytes, size, memory_order_relaxed);
+        /* Counted when written, under the shard lock: once the exit has
+         * passed every shard lock, every recorded event is counted. */
+        if (th) {
+            th->allocs++;
+            th->bytes += size;
+        } else {
+            atomic_fetch_add_explicit(&anon_allocs, 1, memory_order_relaxed);
+            atomic_fetch_add_explicit(&anon_bytes, size, memory_order_relaxed);
+        }
     }
     gs_spin_unlock(&sh->s.lock);
     if (GS_UNLIKELY(gs_opt.scan_bytes))
         gs_scan_note_bytes(size);
 }
 
-static void record_free(struct gs_shard *sh, const struct gs_block *b)
+/* Removes addr's block and writes its FREE, both or neither: the table and
+ * the trace must agree (TRACE_END's live counts come from the table). The
+ * room is reserved first; reserve may let the lock go, so the block is
+ * looked up after. Caller holds the shard lock. Returns 1 when done. */
+static int take_and_record_free(struct gs_shard *sh, uint64_t addr, struct gs_block *out)
 {
+    if (!gs_tracing() || !gs_table_find(sh, addr))
+        return 0;
     uint8_t *p = gs_stream_reserve(&sh->s, GS_REC_HOT_MAX);
-    if (GS_LIKELY(p)) {
-        struct gs_enc_state *st = &sh->s.cur->st;
-        if (GS_LIKELY(b->kind == GS_MEM_HOST))
-            p = gs_rec_free(p, st, gs_now(), b->addr);
-        else
-            p = gs_rec_free_ex(p, st, gs_now(), gs_tls.th ? gs_tls.th->index : 0, b->addr,
-                               b->kind, b->fn, 0);
-        gs_stream_commit(&sh->s, p);
-    }
+    if (!p || !gs_table_remove(sh, addr, out))
+        return 0;
+    struct gs_enc_state *st = &sh->s.cur->st;
+    if (GS_LIKELY(out->kind == GS_MEM_HOST))
+        p = gs_rec_free(p, st, gs_now(), out->addr);
+    else
+        p = gs_rec_free_ex(p, st, gs_now(), gs_tls.th ? gs_tls.th->index : 0, out->addr,
+                           out->kind, out->fn, 0);
+    gs_stream_commit(&sh->s, p);
+    /* Counted when written, so TRACE_END matches the records. */
     if (gs_tls.th)
         gs_tls.th->frees++;
     else
         atomic_fetch_add_explicit(&anon_frees, 1, memory_order_relaxed);
+    return 1;
 }
 
 int gs_on_free_block(uint64_t addr, struct gs_block *out)
@@ -217,9 +227,7 @@ int gs_on_free_block(uint64_t addr, struct gs_block *out)
         gs_thread_get(); /* a thread that only frees is still counted */
     struct gs_shard *sh = gs_shard_of(addr);
     gs_spin_lock(&sh->s.lock);
-    int found = gs_tracing() && gs_table_remove(sh, addr, out);
-    if (found)
-        record_free(sh, out);
+    int found = take_and_record_free(sh, addr, out);
     gs_spin_unlock(&sh->s.lock);
     return found;
 }
@@ -242,9 +250,8 @@ void gs_drop_device_blocks(void)
                 struct gs_block *b = &sh->slots[j], was;
                 if (!b->addr || b->kind == GS_MEM_HOST)
                     break;
-                if (!gs_table_remove(sh, b->addr, &was))
+                if (!take_and_record_free(sh, b->addr, &was))
                     break;
-                record_free(sh, &was);
             }
         }
         gs_spin_unlock(&sh->s.lock);
@@ -268,11 +275,15 @@ void gs_on_realloc_end(struct gs_shard *sh, uint64_t old, uint64_t neu, uint64_t
     if (neu == old) {
         struct gs_block *b = gs_table_find(sh, old);
         if (b) {
-            sh->bytes += size - b->size;
-            b->size = size;
-            b->stack = stack;
+            /* Reserve first (it may let the lock go and the table move), and
+             * change the table only with a record written, so TRACE_END's
+             * live bytes match the records. */
             uint8_t *p = gs_stream_reserve(&sh->s, GS_REC_HOT_MAX);
-            if (p) {
+            b = gs_table_find(sh, old);
+            if (p && b) {
+                sh->bytes += size - b->size;
+                b->size = size;
+                b->stack = stack;
                 struct gs_thread *th = gs_tls.th;
                 p = gs_rec_realloc(p, &sh->s.cur->st, gs_now(), th ? th->index : 0, old, size,
                                    stack);
@@ -285,8 +296,7 @@ void gs_on_realloc_end(struct gs_shard *sh, uint64_t old, uint64_t neu, uint64_t
         return;
     }
     struct gs_block b;
-    if (gs_table_remove(sh, old, &b))
-        record_free(sh, &b);
+    take_and_record_free(sh, old, &b);
     gs_spin_unlock(&sh->s.lock);
     if (neu)
         gs_on_alloc(neu, size, stack, GS_MEM_HOST, GS_FN_REALLOC);
@@ -520,6 +530,7 @@ void gs_core_exit(int status, int scan)
      * lock and records nothing. TRACE_END then describes exactly the
      * records in the trace, whatever other threads still do. */
     atomic_store(&gs_state, GS_STOPPED);
+    gs_writer_release_waiters();
     for (int i = 0; i < GS_SHARDS; i++) {
         gs_spin_lock(&gs_shards[i].s.lock);
         gs_spin_unlock(&gs_shards[i].s.lock);

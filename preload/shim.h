@@ -332,6 +332,7 @@ void gs_scan_note_bytes(uint64_t n);
 void gs_scan_atfork_child(void);
 extern void (*gs_exit_scan_hook)(void);
 void gs_writer_wake(void);
+void gs_writer_release_waiters(void);
 void gs_meta_thread_start(struct gs_thread *th);
 
 #endif /* GCSPY_SHIM_H */

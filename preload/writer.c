@@ -62,6 +62,7 @@ static atomic_uint_fast64_t buf_seq = 1;
 static atomic_int_fast64_t pending_bytes;
 static atomic_uint wake_word;   /* futex: bumped to wake the writer */
 static atomic_uint drain_word;  /* futex: bumped when pending drops */
+static atomic_int bp_waiters;   /* threads waiting in backpressure, lock let go */
 
 static pthread_mutex_t writer_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t writer_thread;
@@ -161,10 +162,17 @@ uint8_t *gs_stream_reserve(struct gs_stream *s, size_t need)
            !pthread_equal(pthread_self(), writer_thread) &&
            atomic_load(&gs_state) == GS_ON) {
         unsigned seen = atomic_load(&drain_word);
+        atomic_fetch_add(&bp_waiters, 1);
         gs_spin_unlock(&s->lock);
         futex_wait(&drain_word, seen, 10000000);
         gs_spin_lock(&s->lock);
+        atomic_fetch_sub(&bp_waiters, 1);
     }
+    /* The lock was let go while waiting: the exit may have stopped tracing
+     * and taken its totals since; an event it did not count must not be
+     * written. */
+    if (atomic_load(&gs_state) == GS_STOPPED)
+        return NULL;
     if (s->cur && s->cur->len + need <= GS_BUF_SIZE)
         return s->cur->data + s->cur->len;
     if (s->cur) {
@@ -501,6 +509,19 @@ static void sample(void)
     gs_spin_unlock(&gs_meta.lock);
 }
 
+/* The exit, once tracing is stopped: wake the threads waiting for room and
+ * wait until none is left waiting. Each re-takes its shard lock and sees the
+ * stop; the exit's pass over the shard locks that follows waits for it to
+ * finish (undoing what it had not recorded). */
+void gs_writer_release_waiters(void)
+{
+    while (atomic_load(&bp_waiters)) {
+        atomic_fetch_add(&drain_word, 1);
+        futex_wake(&drain_word);
+        sched_yield();
+    }
+}
+
 void gs_writer_wake(void)
 {
     atomic_fetch_add(&wake_word, 1);
@@ -565,6 +586,10 @@ int gs_writer_start(void)
         rc = pthread_create(&writer_thread, &attr, writer_main, NULL);
         pthread_attr_destroy(&attr);
     }
+    /* A program with a large static TLS (CUDA's libraries) needs more than
+     * that for any thread: then the default size. */
+    if (rc)
+        rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) {
         gs_fail("starting the writer thread", rc);
