@@ -7,9 +7,10 @@
 #                nothing crashes; then through both libFuzzer targets with
 #                every check on;
 #   corpus       every seed in tests/fuzz/corpus/ dumps cleanly;
-#   short run    each target fuzzes for REL_FUZZ_SECONDS (20) from the seed
+#   short run    each target fuzzes for REL_FUZZ_SECONDS (12) from the seed
 #                corpus, with the findings listed in tests/fuzz/known.supp
-#                and GCSPY_FUZZ_KNOWN set aside: no new finding.
+#                (and REL_FUZZ_KNOWN, passed on as GCSPY_FUZZ_KNOWN) set
+#                aside: no new finding.
 # The libFuzzer parts need clang's fuzzer runtime; without it they are
 # skipped (the regressions still run through the CLI).
 set -u
@@ -17,7 +18,7 @@ cd "$(dirname "$0")/../.." || exit 2
 . tests/lib.sh
 gs_init rel_fuzz
 F=$GS_ROOT/build/tests/fuzz
-SECS=${REL_FUZZ_SECONDS:-20}
+SECS=${REL_FUZZ_SECONDS:-12}
 T=$GS_T
 
 # 512 MiB of address space, except for an ASan build (make asan runs this
@@ -70,7 +71,7 @@ for t in fuzz_reader fuzz_analyze; do
 done
 for t in fuzz_reader fuzz_analyze; do
   mkdir -p "$T/corpus-$t"
-  (cd "$T" && GCSPY_FUZZ_KNOWN=json-utf8,big-ids \
+  (cd "$T" && GCSPY_FUZZ_KNOWN="${REL_FUZZ_KNOWN:-}" \
     UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$GS_ROOT/tests/fuzz/known.supp \
     timeout $((SECS + 120)) "$F/$t" -max_total_time="$SECS" -max_len=65536 -rss_limit_mb=2048 -timeout=20 \
       -print_final_stats=1 "corpus-$t" "$GS_ROOT/tests/fuzz/corpus" >"$t.log" 2>&1)

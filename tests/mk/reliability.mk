@@ -79,7 +79,7 @@ HAVE_FUZZ   := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, long n){(
                  $(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null && echo 1)
 FUZZ_SECONDS ?= 600
 FUZZ_JOBS    ?= 1
-FUZZ_KNOWN   ?= json-utf8,big-ids
+FUZZ_KNOWN   ?=
 FUZZ_RUN_ENV := GCSPY_FUZZ_KNOWN=$(FUZZ_KNOWN) \
                 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1:suppressions=$(abspath tests/fuzz/known.supp) \
                 ASAN_OPTIONS=detect_leaks=1
