@@ -11,6 +11,7 @@ PKGS=(
   valgrind heaptrack python3 python3-dev python3.11-dev python3-torch
   nodejs npm chromium
   liblsan0
+  strace
 )
 
 missing=()

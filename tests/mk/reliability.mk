@@ -112,7 +112,7 @@ $(FUZZ_DIR)/fuzz_plain: tests/fuzz/fuzz_plain.c
 #   build/tests/fuzz/fuzz_reader -minimize_crash=1 -runs=10000 FILE
 # and keep it in tests/fuzz/regressions/ once understood.
 .PHONY: fuzz fuzz-regressions
-fuzz: $(FUZZ_TARGETS)
+fuzz: $(if $(filter 1,$(HAVE_FUZZ)),$(FUZZ_TARGETS))
 	@[ "$(HAVE_FUZZ)" = 1 ] || { echo "make fuzz: needs clang with libFuzzer (libclang-rt-14-dev)"; exit 2; }
 	@found=0; for t in fuzz_reader fuzz_analyze; do \
 	  mkdir -p $(FUZZ_DIR)/corpus-$$t; \
@@ -127,7 +127,7 @@ fuzz: $(FUZZ_TARGETS)
 	if [ $$found = 1 ]; then echo "make fuzz: findings above"; exit 1; fi; echo "make fuzz: no findings"
 
 # The regression inputs, replayed by each target with every check on.
-fuzz-regressions: $(FUZZ_TARGETS)
+fuzz-regressions: $(if $(filter 1,$(HAVE_FUZZ)),$(FUZZ_TARGETS))
 	@for t in $(FUZZ_TARGETS); do UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $$t tests/fuzz/regressions/* || exit 1; done
 
 # ---- make asan ----
@@ -144,8 +144,6 @@ fuzz-regressions: $(FUZZ_TARGETS)
 ASAN_BUILD := build-asan
 ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 ASAN_UNITS := unit_codec unit_reader unit_analyzer unit_core
-ASAN_ENV   := ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:verify_asan_link_order=0 \
-              UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 LSAN_OPTIONS=exitcode=23
 
 .PHONY: asan asan-build
 asan-build: all $(TEST_DEPS)
