@@ -112,17 +112,18 @@ struct gs_thread *gs_thread_get(void)
     gs_tls.in_hook = 1;
     struct gs_thread *th = NULL;
     gs_spin_lock(&threads_lock);
+    /* A dead struct is claimed (cleared, so no longer dead) under the lock:
+     * two threads starting at once must not both take it. */
     for (struct gs_thread *t = threads; t; t = t->next)
         if (t->dead) {
             th = t;
+            struct gs_thread *next = th->next;
+            memset(th, 0, sizeof *th);
+            th->next = next;
             break;
         }
     gs_spin_unlock(&threads_lock);
-    if (th) {
-        struct gs_thread *next = th->next;
-        memset(th, 0, sizeof *th);
-        th->next = next;
-    } else {
+    if (!th) {
         th = gs_pages_alloc(sizeof *th);
         if (!th) {
             gs_restore(saved);
