@@ -758,6 +758,12 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
          * kill, a full disk): incomplete; any other damage is malformed */
         if (!gs_reader_cut(rd))
             gs_validate_problem(&c.val, NULL, "%s", gs_reader_error(rd));
+    } else if (!m->have_end && m->have_stopped) {
+        r->damage = gs_arena_printf(&r->arena,
+                                    "offset %" PRIu64 ": the trace ends after %" PRIu64
+                                    " chunks at STOPPED: tracing stopped on a failure (%s)",
+                                    r->bytes_read, r->chunks,
+                                    m->stopped_reason ? m->stopped_reason : "");
     } else if (!m->have_end) {
         r->damage = gs_arena_printf(&r->arena,
                                     "offset %" PRIu64 ": the trace ends after %" PRIu64
