@@ -158,6 +158,8 @@ void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind,
     struct gs_thread *th = gs_tls.th;
     struct gs_shard *sh = gs_shard_of(addr);
     struct gs_block b = {addr, size, stack, (uint8_t)kind, (uint8_t)fn, 0, 0};
+    if (kind == GS_MEM_DEVICE)
+        gs_torch_note_device();
     uint64_t t = gs_now();
     uint64_t ti = th ? th->index : 0;
     gs_spin_lock(&sh->s.lock);
@@ -472,6 +474,7 @@ int gs_core_start(void)
         if (gs_scan_init())
             gs_log("leak scans are off: no free real-time signal to stop threads with");
         gs_py_init();
+        gs_torch_init();
     }
     gs_restore(saved);
     return rc;
@@ -480,6 +483,7 @@ int gs_core_start(void)
 /* ---- exit ---- */
 
 void (*gs_exit_scan_hook)(void); /* set by gs_scan_init */
+int gs_exit_scan_done;
 
 static void human(char *buf, size_t len, uint64_t b)
 {
@@ -524,7 +528,7 @@ void gs_core_exit(int status, int scan)
     if (!gs_tracing() || getpid() != gs_pid)
         return;
     gs_tls.in_hook = 1;
-    if (scan && gs_opt.scan_at_exit && gs_exit_scan_hook)
+    if (scan && gs_opt.scan_at_exit && gs_exit_scan_hook && !gs_exit_scan_done)
         gs_exit_scan_hook();
     /* Stop recording, then pass every shard lock once: an event in flight
      * either was recorded and counted before, or sees the stop under its

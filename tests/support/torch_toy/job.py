@@ -1,0 +1,44 @@
+"""A job on the toy caching allocator (toy_cuda.py) with planted tensor
+leaks; tests/integration/torch_aware.sh checks what gcspy reports.
+
+  kept      3 tensors of 3,000 bytes held in a list: reachable
+  freed     2 tensors of 100,000 bytes freed: cached free, never a leak
+  dropped   plant_dropped(): 5,000 and 700,000 bytes whose storage is
+            deleted but whose block is never returned: unreachable blocks
+            (definite), 5,120 and 700,416 bytes once rounded
+  lost      plant_lost(): a 40,000-byte tensor whose storage object nothing
+            points to any more: the storage definite (host, 24 bytes), its
+            block (40,448 bytes) indirect
+"""
+import ctypes
+import sys
+
+import toy_cuda as T
+
+warm = T.Tensor(512)  # the first segment: gcspy switches the history on
+for _ in range(20000):  # ... at the main thread's next safe point
+    pass
+print("history", T.recording, T.history_calls)
+kept = [T.Tensor(3000) for _ in range(3)]
+freed = [T.Tensor(100000) for _ in range(2)]
+for t in freed:
+    t.free()
+
+
+def plant_dropped(n):
+    t = T.Tensor(n)
+    t.drop_storage()
+
+
+def plant_lost(n):
+    t = T.Tensor(n)
+    t.forget()
+
+
+plant_dropped(5000)
+plant_dropped(700000)
+plant_lost(40000)
+if len(sys.argv) > 1 and sys.argv[1] == "api":
+    g = ctypes.CDLL(None)
+    print("scan", g.gcspy_scan())
+print("done")
