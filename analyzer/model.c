@@ -1010,7 +1010,9 @@ static int pool_apply(struct gs_model *m, struct gs_poolsnap *ps)
     if (ps->n > 1)
         qsort(ps->blk, ps->n, sizeof *ps->blk, poolblk_cmp);
     ps->nkill = 0;
-    for (size_t i = 0; i < m->live.cap; i++) {
+    /* the walk over the whole live set is skipped when the layer is empty
+     * (the first snapshot, or one after the allocator was emptied) */
+    for (size_t i = 0; m->torch_live_blocks && i < m->live.cap; i++) {
         const struct gs_live *e = &m->live.slot[i];
         if (!e->addr || e->dom != GS_DOM_TORCH)
             continue;
