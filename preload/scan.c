@@ -935,6 +935,8 @@ uint64_t gs_scan_next_due_ns(void)
 /* Called by the writer between flushes. */
 void gs_scan_tick(void)
 {
+    if (gs_exit_scan_done)
+        return; /* Python's atexit ran the exit scan: it stays the last */
     int req = atomic_exchange(&scan_requested, 0);
     int trigger = req ? req - 1 : -1;
     if (gs_opt.scan_interval_ms && gs_scan_next_due_ns() == 0 && trigger < 0)

@@ -6,12 +6,17 @@ leaks; tests/integration/torch_aware.sh checks what gcspy reports.
   dropped   plant_dropped(): 5,000 and 700,000 bytes whose storage is
             deleted but whose block is never returned: unreachable blocks
             (definite), 5,120 and 700,416 bytes once rounded
+  argv[1]   "api": a gcspy_scan() call at the end; "signal": SIGUSR2 to
+            itself (for GCSPY_SCAN_SIGNAL=12), then a second of Python code
   lost      plant_lost(): a 40,000-byte tensor whose storage object nothing
             points to any more: the storage definite (host, 24 bytes), its
             block (40,448 bytes) indirect
 """
 import ctypes
+import os
+import signal
 import sys
+import time
 
 import toy_cuda as T
 
@@ -38,7 +43,14 @@ def plant_lost(n):
 plant_dropped(5000)
 plant_dropped(700000)
 plant_lost(40000)
-if len(sys.argv) > 1 and sys.argv[1] == "api":
+mode = sys.argv[1] if len(sys.argv) > 1 else ""
+if mode == "api":  # gcspy_scan() through ctypes (which drops the GIL)
     g = ctypes.CDLL(None)
     print("scan", g.gcspy_scan())
+elif mode == "signal":  # GCSPY_SCAN_SIGNAL=12: a scan requested by SIGUSR2
+    os.kill(os.getpid(), signal.SIGUSR2)
+    end = time.monotonic() + 1.0  # Python code running meanwhile
+    n = 0
+    while time.monotonic() < end:
+        n += sum(range(100))
 print("done")
