@@ -19,7 +19,7 @@
 #             history on (job.py prints it) and imported its 13 events;
 #   1.13      the same from torch 1.13's snapshot layout (no block
 #             addresses, frames in "history", no device_traces);
-#   api       gcspy_scan() through ctypes (no GIL held) takes a snapshot
+#   api       gcspy_scan() through ctypes (no GIL held, fork mode) takes a snapshot
 #             first: the api scan finds the same tensor leaks;
 #   signal    a scan requested by GCSPY_SCAN_SIGNAL is handed to the main
 #             thread and preceded by a snapshot (reason scan); it finds the
@@ -117,7 +117,7 @@ job exit -- && {
 }
 job v113 TOY_FORMAT=1.13 -- &&
   verify 1.13 "{'torch': $TENSORS, 'host_definite': $HOST, 'pool': {$POOL, 'events': 0}, 'reasons': ['exit'], 'scans': ['exit']}"
-job api -- api && {
+job api GCSPY_SCAN_MODE=fork -- api && {
   grep -qx "scan 0" "$GS_DIR/out" || fail "api: gcspy_scan() returned: $(grep scan "$GS_DIR/out")"
   # the report's leaks come from the last (exit) scan; the api one is in the dump
   n=$(grep '^scan_block id=1 ' "$GS_DUMP" | grep 'fn=torch' | grep -cv 'class=reachable')
