@@ -89,6 +89,7 @@ static PyObject *p_true;
 
 static int torch_on;              /* functions found, option on */
 static atomic_int torch_wanted;   /* device memory was allocated under Python */
+static atomic_int torch_active;   /* ... and torch.cuda is initialized */
 static atomic_int history_on;     /* memory history switched on (or tried) */
 static atomic_int pending_scan;   /* a scan handed to the main thread */
 static uint64_t snap_seq;
@@ -126,23 +127,26 @@ static int history_cb(void *arg)
 {
     (void)arg;
     PyObject *cuda = torch_cuda();
-    if (cuda)
+    if (cuda) {
+        atomic_store(&torch_active, 1);
         history_start(cuda);
+    }
     decref(cuda);
     return 0; /* never raise into the program */
 }
 
-/* The first device block under Python: from now on scans want snapshots,
- * and PyTorch's memory history is switched on as early as possible (from
- * the main thread, at its next safe point: Py_AddPendingCall may be called
- * from any thread without the GIL), so the stacks of the tensors allocated
- * after this one are recorded. */
+/* The first device block under Python: the main thread, at its next safe
+ * point (Py_AddPendingCall may be called from any thread without the GIL),
+ * looks for torch.cuda; when it is there, scans want snapshots from then
+ * on, and PyTorch's memory history is switched on as early as possible, so
+ * the stacks of the tensors allocated after this one are recorded. Device
+ * memory without torch (ctypes, other frameworks) changes nothing. */
 void gs_torch_note_device(void)
 {
     if (!torch_on || atomic_load_explicit(&torch_wanted, memory_order_relaxed) ||
         atomic_exchange(&torch_wanted, 1))
         return;
-    if (gs_opt.torch_history && p_initialized() && !p_finalizing())
+    if (p_initialized() && !p_finalizing())
         p_pending(history_cb, NULL);
 }
 
@@ -360,7 +364,7 @@ static PyObject *torch_cuda(void)
  * enabled="all" (and records Python stacks by default); 1.13 takes a bool. */
 static void history_start(PyObject *cuda)
 {
-    if (atomic_exchange(&history_on, 1) || !gs_opt.torch_history)
+    if (!gs_opt.torch_history || atomic_exchange(&history_on, 1))
         return;
     PyObject *mem = p_getattr(cuda, "memory");
     PyObject *rec = mem ? p_getattr(mem, "_record_memory_history") : NULL;
@@ -621,6 +625,7 @@ static int snapshot(unsigned why)
     PyObject *cuda = torch_cuda();
     if (!cuda)
         return 0;
+    atomic_store(&torch_active, 1);
     history_start(cuda);
     PyObject *mem = p_getattr(cuda, "memory");
     PyObject *fn = mem ? p_getattr(mem, "_snapshot") : NULL;
@@ -675,7 +680,7 @@ static int pending_scan_cb(void *arg)
  * to the main thread. Returns 1 when it was (or one is already queued). */
 int gs_torch_route_scan(int trigger)
 {
-    if (!torch_on || !atomic_load(&torch_wanted) || !p_initialized() || p_finalizing())
+    if (!torch_on || !atomic_load(&torch_active) || !p_initialized() || p_finalizing())
         return 0;
     if (atomic_exchange(&pending_scan, 1))
         return 1;
@@ -690,7 +695,7 @@ int gs_torch_route_scan(int trigger)
  * GIL, so it is taken here. Returns -2 when this path does not apply. */
 int gs_torch_api_scan(void)
 {
-    if (!torch_on || !atomic_load(&torch_wanted) || !p_initialized() || p_finalizing())
+    if (!torch_on || !atomic_load(&torch_active) || !p_initialized() || p_finalizing())
         return -2;
     int g = p_gil_ensure();
     int rc = scan_with_snapshot(GS_SCAN_TRIG_API);
