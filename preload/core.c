@@ -686,7 +686,8 @@ static void fork_child(void)
 
 /* ---- other records ---- */
 
-static void emit_meta(uint8_t type, const uint64_t *v, int n)
+/* One length-prefixed record of n unsigned varints into the meta stream. */
+void gs_emit_meta(uint8_t type, const uint64_t *v, int n)
 {
     gs_spin_lock(&gs_meta.lock);
     uint8_t *p = gs_stream_reserve(&gs_meta, 16 + (size_t)n * GS_VARINT_MAX);
@@ -703,14 +704,14 @@ void gs_record_pause(uint64_t t0, uint64_t t1, unsigned kind, uint64_t a, uint64
 {
     struct gs_thread *th = gs_tls.th;
     uint64_t v[6] = {t0, t1, kind, th ? th->index : 0, a, b};
-    emit_meta(GS_REC_PAUSE, v, 6);
+    gs_emit_meta(GS_REC_PAUSE, v, 6);
 }
 
 void gs_record_device_sample(unsigned device, unsigned kind, uint64_t reserved, uint64_t in_use,
                              uint64_t segments, uint64_t largest_free)
 {
     uint64_t v[7] = {gs_now_fine(), device, kind, reserved, in_use, segments, largest_free};
-    emit_meta(GS_REC_DEVICE_SAMPLE, v, 7);
+    gs_emit_meta(GS_REC_DEVICE_SAMPLE, v, 7);
 }
 
 /* ---- public API that lives in the core ---- */

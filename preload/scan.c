@@ -647,21 +647,6 @@ static void free_scan(struct scan *s)
     gs_pages_free(s->interior, s->interior_cap * sizeof *s->interior);
 }
 
-/* ---- emission (world running) ---- */
-
-static void emit(uint8_t type, const uint64_t *v, int n)
-{
-    gs_spin_lock(&gs_meta.lock);
-    uint8_t *p = gs_stream_reserve(&gs_meta, 16 + (size_t)n * GS_VARINT_MAX);
-    if (p) {
-        uint8_t *b = gs_rec_open(p, type), *e = b;
-        for (int i = 0; i < n; i++)
-            e = gs_put_u(e, v[i]);
-        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
-    }
-    gs_spin_unlock(&gs_meta.lock);
-}
-
 struct shared_out {
     uint64_t done, nres, bytes_scanned, visited, live_blocks, live_bytes, t_marked;
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
@@ -803,11 +788,11 @@ static int run_scan(int trigger, uintptr_t self_sp)
 
     /* The world runs again: write the results. */
     uint64_t begin[4] = {id, t_start, (uint64_t)trigger, (uint64_t)fork_mode};
-    emit(GS_REC_SCAN_BEGIN, begin, 4);
+    gs_emit_meta(GS_REC_SCAN_BEGIN, begin, 4);
     for (size_t i = 0; i < s.nres; i++) {
         const struct result *r = &s.res[i];
         uint64_t v[7] = {id, r->addr, r->size, r->stack, r->kind, r->cls, r->fn};
-        emit(GS_REC_SCAN_BLOCK, v, 7);
+        gs_emit_meta(GS_REC_SCAN_BLOCK, v, 7);
     }
     uint64_t end[10 + 2 * GS_CLASS__N] = {id, t_start, t_stopped, t_marked, t_end,
                                           (uint64_t)nstopped, s.bytes_scanned, s.visited,
@@ -816,7 +801,7 @@ static int run_scan(int trigger, uintptr_t self_sp)
         end[10 + 2 * c] = s.cls_blocks[c];
         end[11 + 2 * c] = s.cls_bytes[c];
     }
-    emit(GS_REC_SCAN_END, end, 10 + 2 * GS_CLASS__N);
+    gs_emit_meta(GS_REC_SCAN_END, end, 10 + 2 * GS_CLASS__N);
     free_scan(&s);
     if (fork_mode)
         munmap(out, out_bytes);

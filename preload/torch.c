@@ -251,15 +251,23 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return 0;
 }
 
-static void sort_ranges(void)
+/* Shell sort of records that start with a u64 key (ranges, segments,
+ * blocks): no allocation, and there are few enough of them. */
+_Static_assert(sizeof(struct gs_pool_blk) <= 32 && sizeof(struct range) <= 32, "sort_by_key's buffer");
+static void sort_by_key(void *base, size_t n, size_t size)
 {
-    /* shell sort: few ranges, no allocation */
-    for (size_t gap = nwr / 2; gap; gap /= 2)
-        for (size_t i = gap; i < nwr; i++)
-            for (size_t j = i; j >= gap && wr[j - gap].lo > wr[j].lo; j -= gap) {
-                struct range t = wr[j];
-                wr[j] = wr[j - gap];
-                wr[j - gap] = t;
+    char *v = base, t[32];
+    for (size_t gap = n / 2; gap; gap /= 2)
+        for (size_t i = gap; i < n; i++)
+            for (size_t j = i; j >= gap; j -= gap) {
+                uint64_t a, b;
+                memcpy(&a, v + (j - gap) * size, 8);
+                memcpy(&b, v + j * size, 8);
+                if (a <= b)
+                    break;
+                memcpy(t, v + j * size, size);
+                memcpy(v + j * size, v + (j - gap) * size, size);
+                memcpy(v + (j - gap) * size, t, size);
             }
 }
 
@@ -294,7 +302,7 @@ void gs_torch_prepare_scan(const uint8_t **bits, uint32_t *nbits)
     size_t before = nwr;
     dl_iterate_phdr(module_cb, NULL);
     if (nwr != before) {
-        sort_ranges();
+        sort_by_key(wr, nwr, sizeof *wr);
         weak_done = 1; /* new ranges: recompute every stack */
     }
     if (!nwr)
@@ -483,15 +491,7 @@ static void emit(uint8_t type, const uint64_t *v, int n)
 {
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1;
-    gs_spin_lock(&gs_meta.lock);
-    uint8_t *p = gs_stream_reserve(&gs_meta, 16 + (size_t)n * GS_VARINT_MAX);
-    if (p) {
-        uint8_t *b = gs_rec_open(p, type), *e = b;
-        for (int i = 0; i < n; i++)
-            e = gs_put_u(e, v[i]);
-        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
-    }
-    gs_spin_unlock(&gs_meta.lock);
+    gs_emit_meta(type, v, n);
     gs_restore(saved);
 }
 
@@ -598,24 +598,6 @@ static int walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct c
     return 0;
 }
 
-static void sort_view(void)
-{
-    for (size_t gap = view.nseg / 2; gap; gap /= 2)
-        for (size_t i = gap; i < view.nseg; i++)
-            for (size_t j = i; j >= gap && view.seg[j - gap].addr > view.seg[j].addr; j -= gap) {
-                struct gs_pool_seg t = view.seg[j];
-                view.seg[j] = view.seg[j - gap];
-                view.seg[j - gap] = t;
-            }
-    for (size_t gap = view.nblk / 2; gap; gap /= 2)
-        for (size_t i = gap; i < view.nblk; i++)
-            for (size_t j = i; j >= gap && view.blk[j - gap].addr > view.blk[j].addr; j -= gap) {
-                struct gs_pool_blk t = view.blk[j];
-                view.blk[j] = view.blk[j - gap];
-                view.blk[j - gap] = t;
-            }
-}
-
 /* GIL held, recursion flag clear. Takes a snapshot when torch.cuda is in
  * use: writes it and fills `view`. Returns 1 when it did. */
 static int snapshot(unsigned why)
@@ -653,7 +635,8 @@ static int snapshot(unsigned why)
     struct counts c2;
     walk(segs, traces, id, 1, &c2);
     decref(snap);
-    sort_view();
+    sort_by_key(view.seg, view.nseg, sizeof *view.seg);
+    sort_by_key(view.blk, view.nblk, sizeof *view.blk);
     return 1;
 }
 
