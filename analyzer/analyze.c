@@ -9,6 +9,11 @@
  * the scan did not classify (allocated after it, or there was no scan, or
  * the scan recorded only unreachable blocks) is "not freed".
  *
+ * Blocks of PyTorch's caching allocator (the torch layer) lie inside CUDA
+ * segments that are blocks of their own: they make leak groups (labelled
+ * torch) only when the scan classified them, so a live tensor's bytes are
+ * not counted a second time beside its segment's.
+ *
  * Only stacks the result shows are symbolized: every group of the classes a
  * caller asks for (the CI gate's --fail-on, so suppressions can match them),
  * the largest max_groups of the others, and the growth suspects.
@@ -35,6 +40,22 @@ const char *gs_class_name(int cls)
 const char *gs_memcat_name(int mc)
 {
     return mc >= 0 && mc < GS_MC__N ? memcat_names[mc] : "?";
+}
+
+const char *const gs_pool_reason_names[3] = { "scan", "exit", "api" };
+const char *const gs_pool_kind_names[3] = { "large", "small", "other" };
+const char *const gs_pool_state_names[3] = { "active", "pending_free", "inactive" };
+const char *const gs_pool_action_names[GS_PEV__N] = {
+    [GS_PEV_ALLOC] = "alloc", [GS_PEV_FREE_REQUESTED] = "free_requested",
+    [GS_PEV_FREE_COMPLETED] = "free_completed", [GS_PEV_SEGMENT_ALLOC] = "segment_alloc",
+    [GS_PEV_SEGMENT_FREE] = "segment_free", [GS_PEV_SEGMENT_MAP] = "segment_map",
+    [GS_PEV_SEGMENT_UNMAP] = "segment_unmap", [GS_PEV_SNAPSHOT] = "snapshot",
+    [GS_PEV_OOM] = "oom", [GS_PEV_OTHER] = "other",
+};
+
+const char *gs_pool_reason_name(uint64_t reason)
+{
+    return reason < 3 ? gs_pool_reason_names[reason] : "other";
 }
 
 int gs_class_parse(const char *s)
@@ -234,11 +255,11 @@ struct groups {
     size_t hcap;
 };
 
-static int group_add(struct groups *g, uint32_t stack, int cls, int mc, int inh,
+static int group_add(struct groups *g, uint32_t stack, int cls, int mc, int inh, int torch,
                      uint64_t size, int32_t first)
 {
     uint64_t key = ((uint64_t)stack | (uint64_t)cls << 32 | (uint64_t)mc << 35 |
-                    (uint64_t)inh << 37) + 1;
+                    (uint64_t)inh << 37 | (uint64_t)torch << 38) + 1;
     if ((g->n + 1) * 2 > g->hcap) {
         size_t ncap = g->hcap ? g->hcap * 2 : 1024;
         struct gslot *h = calloc(ncap, sizeof *h);
@@ -276,6 +297,7 @@ static int group_add(struct groups *g, uint32_t stack, int cls, int mc, int inh,
         l->cls = cls;
         l->mem = mc;
         l->inherited = inh;
+        l->torch = torch;
         l->stack_id = stack;
         l->first_scan = -1;
         g->h[j].key = key;
@@ -303,6 +325,8 @@ static int leak_cmp(const void *a, const void *b)
         return x->stack_id < y->stack_id ? -1 : 1;
     if (x->mem != y->mem)
         return x->mem < y->mem ? -1 : 1;
+    if (x->torch != y->torch)
+        return x->torch - y->torch;
     return x->inherited - y->inherited;
 }
 
@@ -323,10 +347,12 @@ static int build_leaks(struct ctx *c)
             continue;
         int mc = gs_memcat_of(e->kind);
         int inh = e->fn == GS_FN_INHERITED;
+        int torch = e->dom == GS_DOM_TORCH;
         int cls = GS_RC_NOT_FREED;
         int32_t first = -1;
         if (scan) {
-            const struct gs_sblock *b = gs_model_scan_find(m, e->addr, mc);
+            const struct gs_sblock *b =
+                gs_model_scan_find(m, e->addr, torch ? GS_SCAN_KEY_TORCH : mc);
             if (b && b->size == e->size && b->stack == e->stack && e->t <= t_limit) {
                 cls = b->cls;
                 matched++;
@@ -334,13 +360,15 @@ static int build_leaks(struct ctx *c)
                     first = (int32_t)b->first_scan;
             }
         }
+        if (torch && cls == GS_RC_NOT_FREED)
+            continue; /* allocated inside a segment: the segment holds the bytes */
         r->summary[cls][mc].bytes += e->size;
         r->summary[cls][mc].blocks++;
         if (inh) {
             r->inherited[cls].bytes += e->size;
             r->inherited[cls].blocks++;
         }
-        if (group_add(&g, e->stack, cls, mc, inh, e->size, first))
+        if (group_add(&g, e->stack, cls, mc, inh, torch, e->size, first))
             goto out;
     }
     r->freed_after_scan = m->last.n > matched ? m->last.n - matched : 0;
@@ -661,6 +689,13 @@ static int build_process(struct ctx *c)
         r->dev[d] = m->dev[d];
         memset(&r->dev[d].series, 0, sizeof r->dev[d].series);
     }
+    r->torch_live_bytes = m->torch_live_bytes;
+    r->torch_live_blocks = m->torch_live_blocks;
+    r->torch_peak_bytes = m->torch_peak_bytes;
+    r->pool_snapshots = m->pool_snapshots;
+    r->pool_incomplete = m->pool_incomplete;
+    r->npool = m->npool;
+    memcpy(r->pool, m->pool, m->npool * sizeof *m->pool);
     return gs_frag_heap(m, &r->heap);
 }
 

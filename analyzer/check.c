@@ -196,8 +196,9 @@ void gs_check_eval(const struct gs_check_limits *l, const char *trace,
         if (!(l->fail_on & (1u << g->cls)) || g->suppressed || g->inherited)
             continue;
         shown++;
-        append(d, dl, "\n%" PRIu64 " bytes in %" PRIu64 " blocks, %s, %s\n", g->bytes, g->blocks,
-               gs_class_name(g->cls), gs_memcat_name(g->mem));
+        append(d, dl, "\n%" PRIu64 " bytes in %" PRIu64 " blocks, %s, %s%s\n", g->bytes, g->blocks,
+               gs_class_name(g->cls), gs_memcat_name(g->mem),
+               g->torch ? ", tensor (caching allocator block)" : "");
         for (uint32_t k = 0; k < g->st.n && k < 8; k++) {
             append(d, dl, "  #%u ", k);
             frame_line(d, dl, &g->st.f[k]);

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analyze.h"
 #include "commands.h"
 #include "trace_reader.h"
 
@@ -248,6 +249,10 @@ static void print_record(FILE *f, const struct gs_record *r)
         ENUM(f, x->kind, kind_names);
         fputs(" class=", f);
         ENUM(f, x->cls, class_names);
+        if (x->fn) { /* minor 1; 0 (and minor-0 blocks) print as before */
+            fputs(" fn=", f);
+            ENUM(f, x->fn, fn_names);
+        }
         break;
     }
     case GS_REC_SCAN_END: {
@@ -284,6 +289,39 @@ static void print_record(FILE *f, const struct gs_record *r)
         fprintf(f, " reserved=%" PRIu64 " in_use=%" PRIu64 " segments=%" PRIu64
                 " largest_free=%" PRIu64, x->reserved, x->in_use, x->segments,
                 x->largest_free);
+        break;
+    }
+    case GS_REC_POOL_SNAPSHOT: {
+        const __typeof__(r->u.pool_snap) *x = &r->u.pool_snap;
+        fprintf(f, "pool_snapshot t=%" PRIu64 " id=%" PRIu64 " reason=", r->t, x->snap_id);
+        ENUM(f, x->reason, gs_pool_reason_names);
+        fprintf(f, " segments=%" PRIu64 " blocks=%" PRIu64 " events=%" PRIu64, x->nsegments,
+                x->nblocks, x->nevents);
+        break;
+    }
+    case GS_REC_POOL_SEGMENT: {
+        const __typeof__(r->u.pool_seg) *x = &r->u.pool_seg;
+        fprintf(f, "pool_segment id=%" PRIu64 " device=%" PRIu64 " addr=0x%" PRIx64
+                " size=%" PRIu64 " stream=0x%" PRIx64 " pool=", x->snap_id, x->device, x->addr,
+                x->size, x->stream);
+        ENUM(f, x->pool, gs_pool_kind_names);
+        break;
+    }
+    case GS_REC_POOL_BLOCK: {
+        const __typeof__(r->u.pool_blk) *x = &r->u.pool_blk;
+        fprintf(f, "pool_block id=%" PRIu64 " addr=0x%" PRIx64 " size=%" PRIu64
+                " requested=%" PRIu64 " state=", x->snap_id, x->addr, x->size, x->requested);
+        ENUM(f, x->state, gs_pool_state_names);
+        fprintf(f, " stack=%" PRIu64, x->stack);
+        break;
+    }
+    case GS_REC_POOL_EVENT: {
+        const __typeof__(r->u.pool_ev) *x = &r->u.pool_ev;
+        fprintf(f, "pool_event t=%" PRIu64 " id=%" PRIu64 " device=%" PRIu64 " action=", r->t,
+                x->snap_id, x->device);
+        ENUM(f, x->action, gs_pool_action_names);
+        fprintf(f, " addr=0x%" PRIx64 " size=%" PRIu64 " stream=0x%" PRIx64 " stack=%" PRIu64,
+                x->addr, x->size, x->stream, x->stack);
         break;
     }
     default:

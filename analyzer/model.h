@@ -13,11 +13,18 @@
  *   time series  live bytes per memory kind, RSS, glibc arena figures, device
  *                allocator figures, all bucketed (series.h)
  *   pauses       every pause interval (scan, CUDA sync, Python GC)
+ *   pool         PyTorch's caching allocator: the latest complete snapshot's
+ *                figures per device (never the snapshots themselves), and
+ *                the snapshot being read
  *
  * Blocks are keyed by (address, domain): host malloc-family blocks, CUDA
  * allocations and PyTorch caching-allocator blocks are separate layers and a
  * PyTorch block may start at the same address as the cudaMalloc segment that
- * holds it.
+ * holds it. The PyTorch layer is memory allocated inside those segments, not
+ * more memory: its bytes are kept apart (torch_live_bytes), never added to
+ * the per-kind totals, so device totals are the segments (reserved). A
+ * caching-allocator snapshot (POOL_* records) replaces that layer whole once
+ * its last record is read.
  *
  * Records of one address arrive in event order, so the live set is always
  * exact in file order; records of different addresses may be out of time
@@ -71,7 +78,8 @@ struct gs_sblock {          /* 32 bytes */
     uint64_t addr;
     uint64_t size;
     uint32_t stack;
-    uint8_t kind, cls, used, pad;
+    uint8_t kind, cls, used;
+    uint8_t torch;          /* SCAN_BLOCK fn torch: a caching-allocator block */
     uint32_t first_scan;    /* index (in m->scans) of the first scan that found
                                it unreachable; for unreachable classes only */
     uint32_t pad2;
@@ -81,6 +89,25 @@ struct gs_smap {
     struct gs_sblock *slot;
     size_t cap, n;
 };
+
+/* Scan maps are keyed by (address, memory category); caching-allocator
+ * blocks have a key of their own, since one may start at the address of the
+ * segment (a device block) that holds it. */
+#define GS_SCAN_KEY_TORCH GS_MC__N
+
+/* One device's figures in a caching-allocator snapshot (POOL_* records). */
+struct gs_poolfig {
+    uint64_t device, snap_id, t, reason;            /* reason: GS_POOL_WHY_* */
+    uint64_t segments, reserved;                    /* reserved: sum of segment sizes */
+    uint64_t active_blocks, active_bytes;           /* live tensors' storage */
+    uint64_t requested;                             /* of the active blocks */
+    uint64_t pending_blocks, pending_bytes;         /* freed, waiting on a stream */
+    uint64_t inactive_blocks, inactive_bytes;       /* cached free: reserved, no leak */
+    uint64_t largest_inactive;
+    uint64_t events, events_by[GS_PEV__N];          /* allocator history, by action */
+};
+
+struct gs_poolsnap;          /* the snapshot being read (model.c) */
 
 struct gs_stacknode {
     uint64_t ip;
@@ -266,6 +293,16 @@ struct gs_model {
     struct gs_pauses pauses;        /* PAUSE records */
     struct gs_pauses cuda_calls;    /* synchronous CUDA calls above threshold */
     struct gs_pauses scan_pauses;   /* from SCAN_END timings */
+
+    /* PyTorch's caching allocator: the torch layer's totals (ALLOC_EX fn
+     * torch and snapshot blocks alike), and the latest complete snapshot's
+     * figures, one per device it named, by device */
+    uint64_t torch_live_bytes, torch_live_blocks, torch_peak_bytes;
+    struct gs_poolfig pool[GS_MAX_DEVICES];
+    uint32_t npool;
+    uint64_t pool_snapshots;        /* complete snapshots applied */
+    uint64_t pool_incomplete;       /* snapshots whose records never all came */
+    struct gs_poolsnap *psnap;      /* the one being read; NULL none */
 };
 
 int gs_model_init(struct gs_model *m, const struct gs_model_opts *o);
@@ -285,7 +322,8 @@ void gs_model_free(struct gs_model *m);
 const struct gs_live *gs_model_live_find(const struct gs_model *m, uint64_t addr, int dom);
 const struct gs_stacknode *gs_model_node(const struct gs_model *m, uint32_t id);
 const struct gs_pycode *gs_model_pycode(const struct gs_model *m, uint64_t id);
-/* The block of the last complete scan at (addr, memory category), or NULL. */
+/* The block of the last complete scan at (addr, memory category, or
+ * GS_SCAN_KEY_TORCH for caching-allocator blocks), or NULL. */
 const struct gs_sblock *gs_model_scan_find(const struct gs_model *m, uint64_t addr, int mc);
 /* The module (loaded or since unloaded; the latest loaded wins) whose
  * segments held code address a, or NULL: for stacks defined before their

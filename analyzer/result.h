@@ -37,6 +37,8 @@ struct gs_leak {
     int cls;                /* GS_CLASS_* or GS_RC_NOT_FREED */
     int mem;                /* GS_MC_* */
     int inherited;          /* GS_FN_INHERITED blocks: allocated in the parent */
+    int torch;              /* blocks of PyTorch's caching allocator: tensors'
+                               storage inside segments (JSON "allocator": "torch") */
     uint64_t bytes, blocks, largest;
     uint32_t stack_id;
     int32_t first_scan;     /* index into scans where it became unreachable; -1 */
@@ -153,6 +155,13 @@ struct gs_result {
     struct gs_heapfrag heap;
     uint32_t ndev;
     struct gs_devstate dev[GS_MAX_DEVICES];  /* series field not used here */
+    /* PyTorch's caching allocator: the torch layer (tensors' storage inside
+     * CUDA segments, never added to the device totals) at the end and at its
+     * peak, and the latest complete snapshot's figures per device */
+    uint64_t torch_live_bytes, torch_live_blocks, torch_peak_bytes;
+    uint64_t pool_snapshots, pool_incomplete;
+    uint32_t npool;
+    struct gs_poolfig pool[GS_MAX_DEVICES];
 
     /* pauses */
     struct gs_pause_stats pauses;

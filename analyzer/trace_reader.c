@@ -523,6 +523,8 @@ static int decode(struct gs_reader *r, struct gs_record *rec)
     case GS_REC_SCAN_BLOCK: {
         __typeof__(rec->u.scan_block) *x = &rec->u.scan_block;
         GU(x->scan_id); GU(x->addr); GU(x->size); GU(x->stack); GU(x->kind); GU(x->cls);
+        if (p < e) /* minor 1 appended fn; minor-0 blocks are fn 0 */
+            GU(x->fn);
         break;
     }
     case GS_REC_SCAN_END: {
@@ -551,6 +553,29 @@ static int decode(struct gs_reader *r, struct gs_record *rec)
         __typeof__(rec->u.dsample) *x = &rec->u.dsample;
         GU(rec->t); GU(x->device); GU(x->kind); GU(x->reserved); GU(x->in_use);
         GU(x->segments); GU(x->largest_free);
+        break;
+    }
+    case GS_REC_POOL_SNAPSHOT: {
+        __typeof__(rec->u.pool_snap) *x = &rec->u.pool_snap;
+        GU(x->snap_id); GU(rec->t); GU(x->reason); GU(x->nsegments); GU(x->nblocks);
+        GU(x->nevents);
+        break;
+    }
+    case GS_REC_POOL_SEGMENT: {
+        __typeof__(rec->u.pool_seg) *x = &rec->u.pool_seg;
+        GU(x->snap_id); GU(x->device); GU(x->addr); GU(x->size); GU(x->stream); GU(x->pool);
+        break;
+    }
+    case GS_REC_POOL_BLOCK: {
+        __typeof__(rec->u.pool_blk) *x = &rec->u.pool_blk;
+        GU(x->snap_id); GU(x->addr); GU(x->size); GU(x->requested); GU(x->state);
+        GU(x->stack);
+        break;
+    }
+    case GS_REC_POOL_EVENT: {
+        __typeof__(rec->u.pool_ev) *x = &rec->u.pool_ev;
+        GU(x->snap_id); GU(rec->t); GU(x->device); GU(x->action); GU(x->addr); GU(x->size);
+        GU(x->stream); GU(x->stack);
         break;
     }
     default:

@@ -42,7 +42,8 @@ struct gs_record {
     uint64_t payload_offset; /* offset of the record in the decompressed payload */
     uint32_t chunk;        /* seq of the chunk holding the record */
     uint64_t t;            /* ns since process start; 0 for records without a time
-                            * (STACK, PYCODE, SCAN_BLOCK, PROCESS_START); PAUSE:
+                            * (STACK, PYCODE, SCAN_BLOCK, PROCESS_START, the
+                            * POOL_SEGMENT and POOL_BLOCK of a snapshot); PAUSE:
                             * t_start; SCAN_END: t_end; hot records: absolute */
     union {
         struct { uint64_t thread, addr, size, stack, kind, fn, device, stream, dur_ns; } alloc;
@@ -68,7 +69,8 @@ struct gs_record {
         struct { struct gs_bytes path; } exec;
         struct { uint64_t dropped; struct gs_bytes reason; } stopped;
         struct { uint64_t scan_id, trigger, mode; } scan_begin;
-        struct { uint64_t scan_id, addr, size, stack, kind, cls; } scan_block;
+        struct { uint64_t scan_id, addr, size, stack, kind, cls, fn; } scan_block;
+                                                /* fn: 0 in minor-0 traces */
         struct {
             uint64_t scan_id, t_start, t_stopped, t_marked, t_end, threads,
                 bytes_scanned, blocks_visited, live_blocks, live_bytes;
@@ -77,6 +79,12 @@ struct gs_record {
         struct { uint64_t id, firstline; struct gs_bytes file, function; } pycode;
         struct { uint64_t allocs, frees, bytes_allocated, live_blocks, live_bytes; } end;
         struct { uint64_t device, kind, reserved, in_use, segments, largest_free; } dsample;
+        /* Caching-allocator snapshots (minor 1); POOL_SNAPSHOT and POOL_EVENT
+         * carry their time in t. */
+        struct { uint64_t snap_id, reason, nsegments, nblocks, nevents; } pool_snap;
+        struct { uint64_t snap_id, device, addr, size, stream, pool; } pool_seg;
+        struct { uint64_t snap_id, addr, size, requested, state, stack; } pool_blk;
+        struct { uint64_t snap_id, device, action, addr, size, stream, stack; } pool_ev;
     } u;
 };
 

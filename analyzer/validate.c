@@ -87,7 +87,8 @@ const char *gs_rec_name(uint8_t type, char *buf)
     static const char *const lengthed[] = {
         "PROCESS_START", "PROCESS_EXIT", "MODULE", "MODULE_UNLOAD", "THREAD_START",
         "THREAD_EXIT", "SAMPLE", "MARKER", "PAUSE", "EXEC", "STOPPED", "SCAN_BEGIN",
-        "SCAN_BLOCK", "SCAN_END", "PYCODE", "TRACE_END", "DEVICE_SAMPLE",
+        "SCAN_BLOCK", "SCAN_END", "PYCODE", "TRACE_END", "DEVICE_SAMPLE", "POOL_SNAPSHOT",
+        "POOL_SEGMENT", "POOL_BLOCK", "POOL_EVENT",
     };
     const char *s = NULL;
     if (type < sizeof hot / sizeof *hot)

@@ -44,6 +44,12 @@ Planted problems, all off by default (each one is a bug gcspy should find):
   --cuda-leak          on CUDA only: cudaMalloc() --leak-bytes of device memory
                        through ctypes on libcudart and drop the pointer, every
                        step. Ignored with a note on stderr without CUDA.
+  --cached-leak        on CUDA only: take --leak-bytes from PyTorch's caching
+                       allocator (torch.cuda.caching_allocator_alloc) and drop
+                       the pointer, every step: a tensor-sized block inside a
+                       segment that no storage owns (gcspy's PyTorch-aware
+                       mode reports it at this line). Ignored with a note on
+                       stderr without CUDA.
 
 Exit status: 0 on success, 2 on bad options.
 """
@@ -142,6 +148,7 @@ def parse_args(argv):
     p.add_argument("--cycle-bytes", type=positive_int, default=4 << 20)
     p.add_argument("--gc-every", type=positive_int, default=10)
     p.add_argument("--cuda-leak", action="store_true")
+    p.add_argument("--cached-leak", action="store_true")
     args = p.parse_args(argv)
     if args.workers < 0:
         p.error("--workers must be 0 or more")
@@ -212,6 +219,12 @@ def leak_cuda(cuda_malloc, nbytes):
         print(f"train.py: cudaMalloc({nbytes}) failed with CUDA error {rc}", file=sys.stderr)
 
 
+def leak_cached(nbytes):
+    # A block of the caching allocator with no tensor around it: the Python
+    # int holding its address is the only trace, and it dies here.
+    torch.cuda.caching_allocator_alloc(nbytes)
+
+
 def make_cycle(nbytes, device):
     a = Node(torch.empty(nbytes // 4, dtype=torch.float32, device=device).fill_(1.0))
     b = Node()
@@ -242,6 +255,9 @@ def main(argv):
             cudart = load_cudart()
             if cudart is None:
                 print("train.py: --cuda-leak ignored: libcudart not found", file=sys.stderr)
+    if args.cached_leak and device != "cuda":
+        print("train.py: --cached-leak ignored: not running on CUDA", file=sys.stderr)
+        args.cached_leak = False
     if args.cycle:
         # Only explicit collections below free the cycles, at known steps.
         gc.disable()
@@ -283,6 +299,8 @@ def main(argv):
             leak_native(libc, args.leak_bytes)
         if cudart is not None:
             leak_cuda(cudart, args.leak_bytes)
+        if args.cached_leak:
+            leak_cached(args.leak_bytes)
         if args.cycle:
             make_cycle(args.cycle_bytes, device)
             if step % args.gc_every == 0:

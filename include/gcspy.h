@@ -23,6 +23,14 @@ void gcspy_mark(const char *label);
  * through the GCSPY_SCAN_SIGNAL mechanism. */
 int gcspy_scan(void);
 
+/* PyTorch-aware mode: records the CUDA caching allocator's state now
+ * (torch.cuda.memory._snapshot(): segments, blocks, and the memory history
+ * when recorded) as POOL_* trace records. Takes the GIL itself. Returns 0
+ * when a snapshot was recorded, -1 when the process has no torch using CUDA
+ * (or tracing is off). In a process where torch uses CUDA, gcspy_scan()
+ * takes such a snapshot before each scan by itself. */
+int gcspy_pool_snapshot(void);
+
 #ifdef __cplusplus
 }
 #endif

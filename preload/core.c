@@ -159,6 +159,8 @@ void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind,
     struct gs_thread *th = gs_tls.th;
     struct gs_shard *sh = gs_shard_of(addr);
     struct gs_block b = {addr, size, stack, (uint8_t)kind, (uint8_t)fn, 0, 0};
+    if (kind == GS_MEM_DEVICE)
+        gs_torch_note_device();
     uint64_t t = gs_now();
     uint64_t ti = th ? th->index : 0;
     gs_spin_lock(&sh->s.lock);
@@ -480,6 +482,7 @@ int gs_core_start(void)
         if (gs_scan_init())
             gs_log("leak scans are off: no free real-time signal to stop threads with");
         gs_py_init();
+        gs_torch_init();
     }
     gs_restore(saved);
     return rc;
@@ -488,6 +491,7 @@ int gs_core_start(void)
 /* ---- exit ---- */
 
 void (*gs_exit_scan_hook)(void); /* set by gs_scan_init */
+int gs_exit_scan_done;
 
 static void human(char *buf, size_t len, uint64_t b)
 {
@@ -532,7 +536,7 @@ void gs_core_exit(int status, int scan)
     if (!gs_tracing() || getpid() != gs_pid)
         return;
     gs_tls.in_hook = 1;
-    if (scan && gs_opt.scan_at_exit && gs_exit_scan_hook)
+    if (scan && gs_opt.scan_at_exit && gs_exit_scan_hook && !gs_exit_scan_done)
         gs_exit_scan_hook();
     /* Stop recording, then pass every shard lock once: an event in flight
      * either was recorded and counted before, or sees the stop under its
@@ -692,7 +696,8 @@ static void fork_child(void)
 
 /* ---- other records ---- */
 
-static void emit_meta(uint8_t type, const uint64_t *v, int n)
+/* One length-prefixed record of n unsigned varints into the meta stream. */
+void gs_emit_meta(uint8_t type, const uint64_t *v, int n)
 {
     gs_spin_lock(&gs_meta.lock);
     uint8_t *p = gs_stream_reserve(&gs_meta, 16 + (size_t)n * GS_VARINT_MAX);
@@ -709,14 +714,14 @@ void gs_record_pause(uint64_t t0, uint64_t t1, unsigned kind, uint64_t a, uint64
 {
     struct gs_thread *th = gs_tls.th;
     uint64_t v[6] = {t0, t1, kind, th ? th->index : 0, a, b};
-    emit_meta(GS_REC_PAUSE, v, 6);
+    gs_emit_meta(GS_REC_PAUSE, v, 6);
 }
 
 void gs_record_device_sample(unsigned device, unsigned kind, uint64_t reserved, uint64_t in_use,
                              uint64_t segments, uint64_t largest_free)
 {
     uint64_t v[7] = {gs_now_fine(), device, kind, reserved, in_use, segments, largest_free};
-    emit_meta(GS_REC_DEVICE_SAMPLE, v, 7);
+    gs_emit_meta(GS_REC_DEVICE_SAMPLE, v, 7);
 }
 
 /* ---- public API that lives in the core ---- */

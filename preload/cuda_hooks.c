@@ -26,6 +26,7 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <string.h>
 
 #include "shim.h"
@@ -40,11 +41,19 @@
 static __typeof__(cudaGetDevice) *real_cudaGetDevice;
 static __typeof__(cuCtxGetDevice) *real_cuCtxGetDevice;
 
+/* The real function: the next definition after ours in the global scope,
+ * or, when the library was loaded with RTLD_LOCAL (Python extensions are:
+ * a ctypes.CDLL, or libtorch_cuda's libcudart), its definition in whichever
+ * loaded module has one. Calls from such a library still reach our wrapper
+ * (LD_PRELOAD comes first in every lookup scope), so without the second
+ * search they would fail. */
 static void *lookup(const char *name)
 {
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1; /* dlsym may allocate */
     void *p = dlsym(RTLD_NEXT, name);
+    if (!p)
+        p = gs_elf_find(name);
     gs_restore(saved);
     return p;
 }

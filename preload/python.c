@@ -65,6 +65,8 @@ static long (*p_as_long)(PyObject *);
 static int (*p_str_eq)(PyObject *, const char *);
 static void (*p_dealloc)(PyObject *);
 static PyObject *p_none;
+static PyObject *(*p_call1)(PyObject *, PyObject *);
+static void (*p_err_clear)(void);
 
 int gs_py_on;
 #define py_on gs_py_on
@@ -188,6 +190,18 @@ static struct pycode *code_get(PyCodeObject *co, int may_intern)
     return e;
 }
 
+uint32_t gs_py_code_new(const char *file, size_t flen, const char *fn, size_t fnlen)
+{
+    if (!py_on)
+        return 0;
+    gs_spin_lock(&codes_lock);
+    uint32_t id = next_code < (1u << 30) ? next_code++ : 0;
+    gs_spin_unlock(&codes_lock);
+    if (id && emit_pycode(id, file, flen, fn, fnlen, 0))
+        return 0;
+    return id;
+}
+
 /* ---- frames ---- */
 
 static int frame_line(struct gs_thread *th, PyCodeObject *co, int off)
@@ -303,6 +317,22 @@ static PyObject *gc_callback(PyObject *self, PyObject *args)
 static PyMethodDef gc_def = {"gcspy_gc_callback", gc_callback, METH_VARARGS,
                              "gcspy: records Python GC collections as pauses"};
 
+/* Python's atexit: PyTorch-aware mode's exit scan (torch.c). atexit runs
+ * handlers last-registered first, so the program's own handlers, registered
+ * later, have run when this one does. */
+static PyObject *exit_callback(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    if (gs_torch_at_exit())
+        gs_exit_scan_done = 1;
+    Py_INCREF(p_none);
+    return p_none;
+}
+
+static PyMethodDef exit_def = {"gcspy_exit_scan", exit_callback, METH_NOARGS,
+                               "gcspy: the exit scan while the interpreter still runs"};
+
 /* Py_DECREF without the symbol it would link against. */
 static void decref(PyObject *o)
 {
@@ -321,6 +351,17 @@ static int install(void *arg)
     decref(fn);
     decref(cbs);
     decref(gc);
+    if (gs_opt.torch) {
+        PyObject *ax = p_import("atexit");
+        PyObject *reg = ax ? p_getattr(ax, "register") : NULL;
+        PyObject *efn = reg ? p_cfunc_new(&exit_def, NULL, NULL) : NULL;
+        PyObject *r = efn ? p_call1(reg, efn) : NULL;
+        decref(r);
+        decref(efn);
+        decref(reg);
+        decref(ax);
+        p_err_clear();
+    }
     atomic_store(&install_state, ok ? 2 : 0);
     return 0; /* never raise into the program */
 }
@@ -362,7 +403,8 @@ void gs_py_init(void)
         !SYM(p_getattr, "PyObject_GetAttrString") || !SYM(p_list_append, "PyList_Append") ||
         !SYM(p_cfunc_new, "PyCFunction_NewEx") || !SYM(p_dict_get, "PyDict_GetItemString") ||
         !SYM(p_as_long, "PyLong_AsLong") || !SYM(p_str_eq, "PyUnicode_CompareWithASCIIString") ||
-        !SYM(p_dealloc, "_Py_Dealloc") || !SYM(p_none, "_Py_NoneStruct")) {
+        !SYM(p_dealloc, "_Py_Dealloc") || !SYM(p_none, "_Py_NoneStruct") ||
+        !SYM(p_call1, "PyObject_CallOneArg") || !SYM(p_err_clear, "PyErr_Clear")) {
         gs_log("Python: an interpreter function is missing; native stacks only");
         return;
     }

@@ -29,6 +29,17 @@
  * syscalls, and never recurses: the mark stack is an explicit array with room
  * for every live block.
  *
+ * PyTorch-aware mode (torch.c) adds two things. Host blocks whose stacks
+ * are weak (allocated by the caching allocator's code) are scanned, but
+ * the device pointers in them count for nothing: they keep the allocator's
+ * own objects reachable, never a segment or a tensor's block. Device blocks that are the allocator's
+ * segments (weak stacks, or listed in the snapshot the scan was given) are
+ * M_POOL: never results, and a pointer into one is resolved to the
+ * snapshot's active block that holds it, which is then marked as a device
+ * leaf would be. Active blocks left unmarked are lost, classified and
+ * written like other blocks (kind device, fn torch, the snapshot's stack).
+ * Class counts in SCAN_END count those blocks and leave the segments out.
+ *
  * Interior lookups need the block that contains an address. The table is a
  * hash on addresses, but its slot function keeps every block of one 4 KiB
  * page in one aligned window of 256 slots (shim.h), so the blocks of a page
@@ -50,14 +61,14 @@
 #include "gcspy.h"
 #include "scan.h"
 
-enum { M_NONE = 0, M_REACH = 1, M_POSS = 2, M_IND = 3, M_LEAD = 4 };
+enum { M_NONE = 0, M_REACH = 1, M_POSS = 2, M_IND = 3, M_LEAD = 4, M_POOL = 5 };
 #define GS_REGION_SHIFT 16
 #define GS_LARGE (1ull << GS_REGION_SHIFT)
 
 struct result {
     uint64_t addr, size;
     uint32_t stack;
-    uint8_t kind, cls, pad[2];
+    uint8_t kind, cls, fn, pad;
 };
 
 struct scan {
@@ -78,6 +89,7 @@ struct scan {
     int interior_overflow;
     /* counters */
     uint64_t bytes_scanned, visited, live_blocks, live_bytes;
+    int cur_weak; /* the words being scanned are a weak block's */
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
     /* results */
     struct result *res;
@@ -86,6 +98,15 @@ struct scan {
 };
 
 static atomic_int scanning;
+/* PyTorch-aware mode, for the scan in progress (set by its owner): */
+static struct gs_pool_view *pool;   /* the allocator's blocks, or NULL */
+static const uint8_t *weak;         /* per stack id: allocator metadata */
+static uint32_t nweak;
+
+static inline int is_weak(const struct gs_block *b)
+{
+    return weak && b->stack < nweak && weak[b->stack];
+}
 static uint64_t scan_seq;
 static uint64_t last_scan_ns;
 static atomic_int scan_requested;
@@ -278,6 +299,33 @@ static void note_interior(struct scan *s, uintptr_t w)
         s->interior_overflow = 1;
 }
 
+/* A pointer into a caching-allocator segment: the snapshot's active block
+ * that holds it is reached, as a device leaf is (any pointer into it). */
+static void pool_visit(uintptr_t w, uint8_t mode)
+{
+    if (!pool || !pool->nblk)
+        return;
+    size_t a = 0, b = pool->nblk;
+    while (a < b) {
+        size_t m = (a + b) / 2;
+        if (pool->blk[m].addr <= w)
+            a = m + 1;
+        else
+            b = m;
+    }
+    if (!a)
+        return;
+    struct gs_pool_blk *pb = &pool->blk[a - 1];
+    if (w >= pb->addr + (pb->size ? pb->size : 1))
+        return;
+    if (mode == M_IND) {
+        if (pb->mark == M_NONE || pb->mark == M_LEAD)
+            pb->mark = M_IND;
+    } else if (pb->mark == M_NONE) {
+        pb->mark = mode;
+    }
+}
+
 /* One word. mode: M_REACH follows start pointers (device blocks: any),
  * remembering interior ones; M_POSS and M_IND follow every pointer. */
 static inline void visit_word(struct scan *s, uintptr_t w, uint8_t mode, struct gs_block *leader)
@@ -292,13 +340,23 @@ static inline void visit_word(struct scan *s, uintptr_t w, uint8_t mode, struct 
     struct gs_block *b = find_start(w);
     if (!b) {
         if (mode == M_REACH) {
-            note_interior(s, w);
+            /* Interior pointers are resolved later, without knowing where
+             * they came from: those of allocator metadata are dropped now. */
+            if (!s->cur_weak)
+                note_interior(s, w);
             return;
         }
         b = find_containing(s, w);
         if (!b || is_next_chunk(b, w))
             return;
     }
+    if (GS_UNLIKELY(b->mark == M_POOL)) {
+        if (!s->cur_weak)
+            pool_visit(w, mode);
+        return;
+    }
+    if (GS_UNLIKELY(s->cur_weak) && (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM))
+        return;
     if (mode == M_IND) {
         if (b == leader || b->mark == M_IND || b->mark == M_REACH || b->mark == M_POSS)
             return;
@@ -328,6 +386,7 @@ static void scan_words(struct scan *s, const uintptr_t *p, size_t n, uint8_t mod
  * scan must never crash the program. */
 static void scan_range(struct scan *s, uintptr_t lo, uintptr_t hi, uint8_t mode)
 {
+    s->cur_weak = 0;
     lo &= ~(uintptr_t)7;
     static uintptr_t buf[8192];
     pid_t pid = getpid();
@@ -349,6 +408,7 @@ static void drain(struct scan *s, uint8_t mode, struct gs_block *leader)
     while (s->sp) {
         struct gs_block *b = s->stack[--s->sp];
         s->visited++;
+        s->cur_weak = is_weak(b);
         scan_words(s, (const uintptr_t *)b->addr, b->size / 8, mode, leader);
     }
 }
@@ -371,6 +431,25 @@ static int grow_large(struct scan *s)
 }
 
 /* Pass over the table: regions, large blocks, heap exclusions, totals. */
+/* A device block the caching allocator owns: allocated from its code, or a
+ * segment of the snapshot. */
+static int is_segment(const struct gs_block *b)
+{
+    if (is_weak(b))
+        return 1;
+    if (!pool)
+        return 0;
+    size_t a = 0, n = pool->nseg;
+    while (a < n) {
+        size_t m = (a + n) / 2;
+        if (pool->seg[m].addr < b->addr)
+            a = m + 1;
+        else
+            n = m;
+    }
+    return a < pool->nseg && pool->seg[a].addr == b->addr;
+}
+
 static int prepass(struct scan *s, struct gs_range **heap, size_t *nheap, size_t *heap_cap)
 {
     uint64_t nregions_max = 0;
@@ -393,6 +472,8 @@ static int prepass(struct scan *s, struct gs_range **heap, size_t *nheap, size_t
             if (!b->addr)
                 continue;
             b->mark = M_NONE;
+            if (b->kind == GS_MEM_DEVICE && (weak || pool) && is_segment(b))
+                b->mark = M_POOL;
             s->live_blocks++;
             s->live_bytes += b->size;
             uintptr_t end = b->addr + (b->size ? b->size : 1);
@@ -457,6 +538,7 @@ static void classify(struct scan *s)
             if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM)
                 continue;
             s->visited++;
+            s->cur_weak = is_weak(b);
             scan_words(s, (const uintptr_t *)b->addr, b->size / 8, M_IND, b);
             drain(s, M_IND, b);
         }
@@ -468,6 +550,10 @@ static void classify(struct scan *s)
             struct gs_block *b = &sh->slots[j];
             if (!b->addr)
                 continue;
+            if (b->mark == M_POOL) { /* a segment: reserved, its blocks count */
+                b->mark = M_NONE;
+                continue;
+            }
             int cls = b->mark == M_REACH ? GS_CLASS_REACHABLE
                     : b->mark == M_POSS  ? GS_CLASS_POSSIBLE
                     : b->mark == M_IND   ? GS_CLASS_INDIRECT
@@ -479,8 +565,27 @@ static void classify(struct scan *s)
                 continue;
             if (s->nres < s->res_cap)
                 s->res[s->nres++] = (struct result){b->addr, b->size, b->stack, b->kind,
-                                                    (uint8_t)cls, {0, 0}};
+                                                    (uint8_t)cls, b->fn, 0};
         }
+    }
+    /* the caching allocator's active blocks; pending-free ones are being
+     * freed (their stream has not caught up): never results */
+    for (size_t i = 0; pool && i < pool->nblk; i++) {
+        struct gs_pool_blk *pb = &pool->blk[i];
+        int cls = pb->mark == M_REACH ? GS_CLASS_REACHABLE
+                : pb->mark == M_POSS  ? GS_CLASS_POSSIBLE
+                : pb->mark == M_IND   ? GS_CLASS_INDIRECT
+                                      : GS_CLASS_DEFINITE;
+        pb->mark = M_NONE;
+        if (pb->state != GS_PBLK_ACTIVE)
+            continue;
+        s->cls_blocks[cls]++;
+        s->cls_bytes[cls] += pb->size;
+        if (cls == GS_CLASS_REACHABLE && !s->with_reachable)
+            continue;
+        if (s->nres < s->res_cap)
+            s->res[s->nres++] = (struct result){pb->addr, pb->size, pb->stack, GS_MEM_DEVICE,
+                                                (uint8_t)cls, GS_FN_TORCH, 0};
     }
 }
 
@@ -496,6 +601,10 @@ static void mark_all(struct scan *s, const struct gs_roots *roots)
     /* 4. interior pointers: device blocks reachable, others possible */
     for (size_t i = 0; i < s->ninterior; i++) {
         struct gs_block *b = find_containing(s, s->interior[i]);
+        if (b && b->mark == M_POOL) {
+            pool_visit(s->interior[i], M_REACH);
+            continue;
+        }
         if (!b || b->mark != M_NONE || is_next_chunk(b, s->interior[i]))
             continue;
         int leaf = b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM;
@@ -538,21 +647,6 @@ static void free_scan(struct scan *s)
     gs_pages_free(s->interior, s->interior_cap * sizeof *s->interior);
 }
 
-/* ---- emission (world running) ---- */
-
-static void emit(uint8_t type, const uint64_t *v, int n)
-{
-    gs_spin_lock(&gs_meta.lock);
-    uint8_t *p = gs_stream_reserve(&gs_meta, 16 + (size_t)n * GS_VARINT_MAX);
-    if (p) {
-        uint8_t *b = gs_rec_open(p, type), *e = b;
-        for (int i = 0; i < n; i++)
-            e = gs_put_u(e, v[i]);
-        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
-    }
-    gs_spin_unlock(&gs_meta.lock);
-}
-
 struct shared_out {
     uint64_t done, nres, bytes_scanned, visited, live_blocks, live_bytes, t_marked;
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
@@ -584,7 +678,8 @@ static int run_scan(int trigger, uintptr_t self_sp)
     s.stack = gs_pages_alloc(s.stack_cap * sizeof *s.stack);
     s.interior_cap = 1 << 20;
     s.interior = gs_pages_alloc(s.interior_cap * sizeof *s.interior);
-    size_t out_bytes = sizeof(struct shared_out) + (total + 4096) * sizeof(struct result);
+    uint64_t npool = pool ? pool->nblk : 0;
+    size_t out_bytes = sizeof(struct shared_out) + (total + npool + 4096) * sizeof(struct result);
     struct shared_out *out = NULL;
     if (fork_mode) {
         void *m = mmap(NULL, out_bytes, PROT_READ | PROT_WRITE,
@@ -599,7 +694,7 @@ static int run_scan(int trigger, uintptr_t self_sp)
         return -1;
     }
     s.res = out->res;
-    s.res_cap = total + 4096;
+    s.res_cap = total + npool + 4096;
 
     struct gs_stopped *th;
     int nth;
@@ -700,11 +795,11 @@ static int run_scan(int trigger, uintptr_t self_sp)
 
     /* The world runs again: write the results. */
     uint64_t begin[4] = {id, t_start, (uint64_t)trigger, (uint64_t)fork_mode};
-    emit(GS_REC_SCAN_BEGIN, begin, 4);
+    gs_emit_meta(GS_REC_SCAN_BEGIN, begin, 4);
     for (size_t i = 0; i < s.nres; i++) {
         const struct result *r = &s.res[i];
-        uint64_t v[6] = {id, r->addr, r->size, r->stack, r->kind, r->cls};
-        emit(GS_REC_SCAN_BLOCK, v, 6);
+        uint64_t v[7] = {id, r->addr, r->size, r->stack, r->kind, r->cls, r->fn};
+        gs_emit_meta(GS_REC_SCAN_BLOCK, v, 7);
     }
     uint64_t end[10 + 2 * GS_CLASS__N] = {id, t_start, t_stopped, t_marked, t_end,
                                           (uint64_t)nstopped, s.bytes_scanned, s.visited,
@@ -713,7 +808,7 @@ static int run_scan(int trigger, uintptr_t self_sp)
         end[10 + 2 * c] = s.cls_blocks[c];
         end[11 + 2 * c] = s.cls_bytes[c];
     }
-    emit(GS_REC_SCAN_END, end, 10 + 2 * GS_CLASS__N);
+    gs_emit_meta(GS_REC_SCAN_END, end, 10 + 2 * GS_CLASS__N);
     free_scan(&s);
     if (fork_mode)
         munmap(out, out_bytes);
@@ -728,7 +823,7 @@ int gs_scan_running(void)
     return atomic_load(&scanning);
 }
 
-int gs_scan(int trigger, uintptr_t self_sp)
+static int scan_with(int trigger, uintptr_t self_sp, struct gs_pool_view *view)
 {
     if (!gs_tracing())
         return -1;
@@ -741,12 +836,23 @@ int gs_scan(int trigger, uintptr_t self_sp)
     }
     int rc = -1;
     gs_cupti_flush();
+    gs_torch_prepare_scan(&weak, &nweak);
+    pool = view;
     if (gs_stop_init() == 0)
         rc = run_scan(trigger, self_sp);
     else
         gs_log("scan skipped: no free real-time signal to stop threads with");
+    pool = NULL;
+    weak = NULL;
     atomic_store(&scanning, 0);
+    if (rc == 0 && trigger == GS_SCAN_TRIG_EXIT)
+        gs_exit_scan_done = 1;
     return rc;
+}
+
+int gs_scan(int trigger, uintptr_t self_sp)
+{
+    return scan_with(trigger, self_sp, NULL);
 }
 
 /* A program thread that scans is a root from its caller's frame up: the
@@ -764,10 +870,24 @@ static __attribute__((noinline)) void exit_scan(void)
     gs_scan(GS_SCAN_TRIG_EXIT, sp);
 }
 
+__attribute__((noinline)) int gs_scan_program(int trigger, const struct gs_pool_view *view)
+{
+    if (gs_tls.in_hook || !gs_tracing())
+        return -1;
+    ENTRY_SP(sp);
+    gs_tls.in_hook = 1;
+    int rc = scan_with(trigger, sp, (struct gs_pool_view *)view);
+    gs_leave();
+    return rc;
+}
+
 __attribute__((visibility("default"), noinline)) int gcspy_scan(void)
 {
     if (gs_tls.in_hook || !gs_tracing())
         return -1;
+    int trc = gs_torch_api_scan();
+    if (trc != -2)
+        return trc;
     ENTRY_SP(sp);
     gs_tls.in_hook = 1;
     int rc = gs_scan(GS_SCAN_TRIG_API, sp);
@@ -807,6 +927,8 @@ uint64_t gs_scan_next_due_ns(void)
 /* Called by the writer between flushes. */
 void gs_scan_tick(void)
 {
+    if (gs_exit_scan_done)
+        return; /* Python's atexit ran the exit scan: it stays the last */
     int req = atomic_exchange(&scan_requested, 0);
     int trigger = req ? req - 1 : -1;
     if (gs_opt.scan_interval_ms && gs_scan_next_due_ns() == 0 && trigger < 0)
@@ -817,6 +939,8 @@ void gs_scan_tick(void)
      * a scan that keeps failing must not keep the writer busy. */
     last_scan_ns = gs_now_fine();
     atomic_store(&bytes_since_scan, 0);
+    if (trigger != GS_SCAN_TRIG_EXIT && gs_torch_route_scan(trigger))
+        return; /* the main thread scans, after a snapshot */
     gs_scan(trigger, 0);
 }
 

@@ -236,6 +236,19 @@ void gs_stack_reemit(void);
 void gs_stack_lock(void);
 void gs_stack_unlock(void);
 
+/* ---- symbols of loaded modules (elfsym.c) ---- */
+struct dl_phdr_info;
+struct gs_dynsyms {
+    uintptr_t base;
+    const void *symtab; /* ElfW(Sym) */
+    const char *strtab;
+    size_t strsz, nsyms;
+    const uint32_t *gnu, *sysv;
+};
+int gs_elf_dynsyms(const struct dl_phdr_info *info, struct gs_dynsyms *d); /* 0 or -1 */
+/* A function defined by any loaded module other than libgcspy, by name. */
+void *gs_elf_find(const char *name);
+
 /* ---- modules (modules.c) ---- */
 void gs_modules_sync(void);  /* emits MODULE / MODULE_UNLOAD for changes */
 void gs_modules_reemit(void);
@@ -293,6 +306,9 @@ void gs_core_exit(int status, int scan);
 void gs_on_alloc(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, unsigned fn);
 void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, unsigned fn,
                     unsigned device, uint64_t stream, uint64_t dur_ns);
+/* One length-prefixed record of n unsigned varints into the meta stream
+ * (takes the meta lock; the caller holds the recursion flag). */
+void gs_emit_meta(uint8_t type, const uint64_t *v, int n);
 /* PAUSE and DEVICE_SAMPLE records (times from gs_now_fine). */
 void gs_record_pause(uint64_t t0, uint64_t t1, unsigned kind, uint64_t a, uint64_t b);
 void gs_record_device_sample(unsigned device, unsigned kind, uint64_t reserved, uint64_t in_use,
@@ -318,6 +334,37 @@ int gs_py_merge(uintptr_t *ips, int n, int max);
 void gs_py_tick(void); /* writer: installs the GC callback once Python runs */
 void gs_record_marker(unsigned kind, const char *label);
 
+/* A code id for a Python frame known only by its names (PyTorch's
+ * recorded stacks): a PYCODE record is written; 0 when the table is full. */
+uint32_t gs_py_code_new(const char *file, size_t flen, const char *fn, size_t fnlen);
+
+/* ---- PyTorch-aware mode (torch.c) ---- */
+struct gs_pool_seg { uint64_t addr, size; };
+struct gs_pool_blk {
+    uint64_t addr, size;
+    uint32_t stack;
+    uint8_t state, mark, pad[2];
+};
+/* A caching allocator's state at one moment, sorted by address; blk holds
+ * the active and pending-free blocks only. */
+struct gs_pool_view {
+    struct gs_pool_seg *seg;
+    size_t nseg;
+    struct gs_pool_blk *blk;
+    size_t nblk;
+};
+void gs_torch_init(void);         /* after gs_py_init */
+void gs_torch_note_device(void);  /* a device block was recorded */
+/* Scan owner, world running: weak bits per stack id (NULL: none). */
+void gs_torch_prepare_scan(const uint8_t **bits, uint32_t *nbits);
+int gs_torch_route_scan(int trigger); /* writer: 1 when handed to Python */
+int gs_torch_api_scan(void);          /* gcspy_scan(): -2 when not applicable */
+int gs_torch_at_exit(void);           /* Python atexit: 1 when it scanned */
+/* Stack tree walk for weak bits: nodes [from, count) get
+ * bits[id] = weak(ip) || bits[parent]; returns the node count. */
+uint32_t gs_stack_weak_fill(uint8_t **bits, uint64_t *cap, uint32_t from,
+                            int (*weak)(uint64_t ip));
+
 /* CUDA driver seen in the module map; the writer then attaches CUPTI. */
 extern atomic_int gs_cuda_loaded;
 void gs_cupti_maybe_load(void);
@@ -328,12 +375,16 @@ int gs_scan_init(void);
 /* Runs a scan; self_sp: the calling program thread's stack pointer at entry
  * into gcspy (its stack above it is a root), 0 for a gcspy thread. */
 int gs_scan(int trigger, uintptr_t self_sp);
+/* A scan from a program thread (its stack above this call is a root), with
+ * a caching allocator's view when one was just taken (may be NULL). */
+int gs_scan_program(int trigger, const struct gs_pool_view *pool);
 int gs_scan_running(void);
 void gs_scan_tick(void);          /* writer: periodic and requested scans */
 uint64_t gs_scan_next_due_ns(void); /* writer: time to the next periodic scan */
 void gs_scan_note_bytes(uint64_t n);
 void gs_scan_atfork_child(void);
 extern void (*gs_exit_scan_hook)(void);
+extern int gs_exit_scan_done; /* an exit scan already ran (Python's atexit) */
 void gs_writer_wake(void);
 void gs_writer_release_waiters(void);
 void gs_meta_thread_start(struct gs_thread *th);

@@ -251,6 +251,7 @@ static int j_leak(struct gs_report_ctx *c, const struct gs_report_item *it,
     gs_jw_u64(w, "blocks", l->blocks);
     gs_jw_u64(w, "largest_block", l->largest);
     gs_jw_bool(w, "inherited", l->inherited);
+    gs_jw_str(w, "allocator", l->torch ? "torch" : NULL);
     gs_jw_u64(w, "stack_id", l->stack_id);
     gs_jw_str(w, "suppressed", l->suppressed);
     if (l->first_scan >= 0 && (uint32_t)l->first_scan < r->nscans) {
@@ -355,6 +356,49 @@ static void timeline(struct gs_report_ctx *c, const struct gs_result *r)
         gs_jw_str(w, "trigger", gs_trigger_name(s->trigger));
         gs_jw_u64(w, "unreachable_bytes", s->cls_bytes[0] + s->cls_bytes[1] + s->cls_bytes[2]);
         gs_jw_u64(w, "new_unreachable_bytes", s->new_bytes);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_arr(w);
+    gs_jw_end_obj(w);
+}
+
+/* fragmentation.caching_allocator: PyTorch's caching allocator, null when
+ * the trace has neither snapshots nor torch blocks */
+static void caching_allocator(struct gs_jw *w, const struct gs_result *r)
+{
+    if (!r->pool_snapshots && !r->pool_incomplete && !r->torch_peak_bytes) {
+        gs_jw_null(w, "caching_allocator");
+        return;
+    }
+    gs_jw_obj(w, "caching_allocator");
+    gs_jw_u64(w, "snapshots", r->pool_snapshots);
+    gs_jw_u64(w, "incomplete_snapshots", r->pool_incomplete);
+    gs_jw_u64(w, "live_blocks", r->torch_live_blocks);
+    gs_jw_u64(w, "live_bytes", r->torch_live_bytes);
+    gs_jw_u64(w, "peak_bytes", r->torch_peak_bytes);
+    gs_jw_arr(w, "devices", 0);
+    for (uint32_t d = 0; d < r->npool; d++) {
+        const struct gs_poolfig *p = &r->pool[d];
+        gs_jw_obj(w, NULL);
+        gs_jw_u64(w, "device", p->device);
+        gs_jw_u64(w, "snapshot_id", p->snap_id);
+        gs_jw_u64(w, "t_ns", p->t);
+        gs_jw_str(w, "reason", gs_pool_reason_name(p->reason));
+        gs_jw_u64(w, "segments", p->segments);
+        gs_jw_u64(w, "reserved_bytes", p->reserved);
+        gs_jw_u64(w, "allocated_blocks", p->active_blocks);
+        gs_jw_u64(w, "allocated_bytes", p->active_bytes);
+        gs_jw_u64(w, "requested_bytes", p->requested);
+        gs_jw_u64(w, "pending_free_blocks", p->pending_blocks);
+        gs_jw_u64(w, "pending_free_bytes", p->pending_bytes);
+        gs_jw_u64(w, "cached_free_blocks", p->inactive_blocks);
+        gs_jw_u64(w, "cached_free_bytes", p->inactive_bytes);
+        gs_jw_u64(w, "largest_cached_free", p->largest_inactive);
+        gs_jw_u64(w, "events", p->events);
+        gs_jw_obj_compact(w, "events_by_action");
+        for (int a = 0; a < GS_PEV__N; a++)
+            gs_jw_u64(w, gs_pool_action_names[a], p->events_by[a]);
+        gs_jw_end_obj(w);
         gs_jw_end_obj(w);
     }
     gs_jw_end_arr(w);
@@ -487,6 +531,7 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
         gs_jw_end_obj(w);
     }
     gs_jw_end_arr(w);
+    caching_allocator(w, r);
     gs_jw_end_obj(w);
 
     const struct gs_pause_stats *p = &r->pauses;

@@ -226,6 +226,8 @@ static int t_leak(struct gs_report_ctx *c, const struct gs_report_item *it,
     }
     fprintf(f, "     %s in %" PRIu64 " block%s, %s, %s", gs_fmt_bytes(b1, l->bytes), l->blocks,
             l->blocks == 1 ? "" : "s", gs_class_name(l->cls), gs_memcat_name(l->mem));
+    if (l->torch)
+        fputs(", tensor (caching allocator block)", f);
     if (l->blocks > 1)
         fprintf(f, ", largest %s", gs_fmt_bytes(b2, l->largest));
     if (l->inherited)
@@ -302,6 +304,8 @@ static void print_growth(struct gs_report_ctx *c, const struct gs_result *r)
     }
 }
 
+static void print_pool(struct gs_report_ctx *c, const struct gs_result *r);
+
 static void print_frag(struct gs_report_ctx *c, const struct gs_result *r)
 {
     FILE *f = c->out;
@@ -330,6 +334,54 @@ static void print_frag(struct gs_report_ctx *c, const struct gs_result *r)
                 s->device, gs_fmt_bytes(b1, s->reserved), gs_fmt_bytes(b2, s->in_use),
                 s->segments, gs_fmt_bytes(b3, s->largest_free), gs_fmt_bytes(b4, fr), ratio,
                 s->worst_ratio, gs_fmt_bytes(b5, s->peak_reserved));
+    }
+    print_pool(c, r);
+}
+
+/* PyTorch's caching allocator: the latest snapshot per device. Its blocks
+ * lie inside the segments, which the device totals already count. */
+static void print_pool(struct gs_report_ctx *c, const struct gs_result *r)
+{
+    FILE *f = c->out;
+    char b1[32], b2[32], b3[32], b4[32], b5[32];
+    if (!r->pool_snapshots && !r->pool_incomplete && !r->torch_peak_bytes)
+        return;
+    fprintf(f, "     PyTorch caching allocator: ");
+    if (r->pool_snapshots)
+        fprintf(f, "latest of %" PRIu64 " snapshot%s", r->pool_snapshots,
+                r->pool_snapshots == 1 ? "" : "s");
+    else
+        fprintf(f, "no complete snapshot");
+    if (r->pool_incomplete)
+        fprintf(f, " (%" PRIu64 " incomplete)", r->pool_incomplete);
+    fprintf(f, "; tensors allocated inside segments at the end %s in %" PRIu64 " block%s, "
+               "peak %s\n", gs_fmt_bytes(b1, r->torch_live_bytes), r->torch_live_blocks,
+            r->torch_live_blocks == 1 ? "" : "s", gs_fmt_bytes(b2, r->torch_peak_bytes));
+    for (uint32_t d = 0; d < r->npool; d++) {
+        const struct gs_poolfig *p = &r->pool[d];
+        fprintf(f, "       device %" PRIu64 " (snapshot at %s, %s): reserved %s in %" PRIu64
+                   " segment%s; allocated %s in %" PRIu64 " block%s (requested %s); "
+                   "pending free %s", p->device, gs_fmt_ns(b1, p->t),
+                gs_pool_reason_name(p->reason), gs_fmt_bytes(b2, p->reserved), p->segments,
+                p->segments == 1 ? "" : "s", gs_fmt_bytes(b3, p->active_bytes),
+                p->active_blocks, p->active_blocks == 1 ? "" : "s",
+                gs_fmt_bytes(b4, p->requested), gs_fmt_bytes(b5, p->pending_bytes));
+        if (p->pending_blocks)
+            fprintf(f, " in %" PRIu64 " block%s", p->pending_blocks,
+                    p->pending_blocks == 1 ? "" : "s");
+        fprintf(f, "; cached free %s in %" PRIu64 " block%s, largest %s; history: %" PRIu64
+                   " event%s", gs_fmt_bytes(b1, p->inactive_bytes), p->inactive_blocks,
+                p->inactive_blocks == 1 ? "" : "s", gs_fmt_bytes(b2, p->largest_inactive),
+                p->events, p->events == 1 ? "" : "s");
+        int first = 1;
+        for (int a = 0; a < GS_PEV__N; a++) {
+            if (!p->events_by[a])
+                continue;
+            fprintf(f, "%s%s %" PRIu64, first ? " (" : ", ", gs_pool_action_names[a],
+                    p->events_by[a]);
+            first = 0;
+        }
+        fputs(first ? "\n" : ")\n", f);
     }
 }
 

@@ -29,7 +29,12 @@
 #        - caching on: cudaMalloc sees the allocator's segments, which its
 #          own tables keep reachable; the planted blocks bypass the allocator
 #          and must still be definite. Other definite device leaks are listed
-#          as warnings (docs/gpu.md).
+#          as warnings (docs/gpu.md);
+#      and a third time, caching on, with --cached-leak (a block taken from
+#      the caching allocator and dropped every step): PyTorch-aware mode must
+#      report them as definite tensor blocks (allocator torch) at
+#      leak_cached's line, and the trace must hold the allocator's
+#      snapshots (GCSPY_UNWIND=libunwind: docs/gpu.md says why).
 #      Needs a python with a CUDA build of PyTorch (GPU_CHECK_PYTHON, else the
 #      first of python3, /opt/torch/.venv/bin/python3, /usr/bin/python3 whose
 #      torch sees the GPU); skipped otherwise.
@@ -186,8 +191,10 @@ else
 fi
 
 # ---- 4. PyTorch ----
-# The line of leak_cuda's cudaMalloc call in train.py (the planted line).
+# The line of leak_cuda's cudaMalloc call in train.py (the planted line), and
+# of leak_cached's caching_allocator_alloc call (the planted tensor block).
 PLANT_LINE=$(awk '/^def leak_cuda/ {f = 1; next} f && /^def / {exit} f && /[mM]alloc\(/ {print NR; exit}' examples/train.py)
+CACHED_LINE=$(awk '/^def leak_cached/ {f = 1; next} f && /^def / {exit} f && /caching_allocator_alloc\(/ {print NR; exit}' examples/train.py)
 
 cat >"$OUT/check_torch.py" <<'PY'
 """check_torch.py REPORT.json STDERR PLANT STEPS PLANT_LINE MODE: prints
@@ -213,6 +220,20 @@ if 'gcspy: cupti: ' not in errtext:
 if not p.get('last_scan'):
     out('FAIL', 'no leak scan in the trace (%s)' % '; '.join(l for l in errtext.splitlines() if 'scan' in l)[:300])
 dev = [l for l in p['leaks'] if l['memory'] == 'device']
+fn = 'leak_cuda'
+if mode == 'aware':
+    # PyTorch-aware mode: the planted blocks come from the caching
+    # allocator, which rounds sizes up to 512 bytes
+    plant = (plant + 511) // 512 * 512
+    fn = 'leak_cached'
+    dev = [l for l in dev if l.get('allocator') == 'torch']
+    ca = (p.get('fragmentation') or {}).get('caching_allocator') or {}
+    if ca.get('snapshots'):
+        out('PASS', '%d caching-allocator snapshots; %s' % (ca['snapshots'], [
+            (d['device'], d['reason'], d['segments'], d['reserved_bytes'], d['allocated_blocks'],
+             d['cached_free_bytes'], d['events']) for d in ca.get('devices', [])]))
+    else:
+        out('FAIL', 'no caching-allocator snapshot in the trace')
 planted = [l for l in dev if l['largest_block'] == plant and l['bytes'] == l['blocks'] * plant]
 by_class = {}
 for l in planted:
@@ -229,16 +250,16 @@ for l in planted:
     if l['class'] != 'definite':
         continue
     pyf = [f for f in (l['stack'] or []) if f.get('python')]
-    hit = [f for f in pyf if f.get('function') == 'leak_cuda' and (f.get('file') or '').endswith('train.py')
+    hit = [f for f in pyf if f.get('function') == fn and (f.get('file') or '').endswith('train.py')
            and (line is None or f.get('line') == line)]
     if hit:
-        out('PASS', 'attributed to train.py:%s in leak_cuda' % hit[0].get('line'))
+        out('PASS', 'attributed to train.py:%s in %s' % (hit[0].get('line'), fn))
     elif not pyf and native_only:
         why = [x for x in errtext.splitlines() if 'native stacks only' in x][0]
         out('SKIP', 'attribution to the Python line: %s' % why.replace('gcspy: ', ''))
     else:
-        out('FAIL', 'planted blocks not attributed to train.py:%s in leak_cuda; stack: %s' % (
-            line, [(f.get('function'), f.get('file'), f.get('line')) for f in (l['stack'] or [])][:12]))
+        out('FAIL', 'planted blocks not attributed to train.py:%s in %s; stack: %s' % (
+            line, fn, [(f.get('function'), f.get('file'), f.get('line')) for f in (l['stack'] or [])][:12]))
     break
 
 others = [l for l in dev if l not in planted and l['class'] in ('definite', 'indirect', 'possible')]
@@ -254,7 +275,7 @@ sys.exit(bad)
 PY
 
 run_torch() {
-  local name=$1; shift
+  local name=$1 leak=$2 line=$3; shift 3
   local d="$OUT/$name"
   mkdir -p "$d"
   if ! have_time; then
@@ -263,7 +284,7 @@ run_torch() {
   fi
   (cd "$d" && timeout "$(budget 200)" env "$@" "$ROOT/build/gcspy" run -o "$d/%e-%p.trace" -- \
      "$PY" "$ROOT/examples/train.py" --device cuda --steps $STEPS --workers 0 --log-every 10 \
-     --cuda-leak --leak-bytes $PLANT >"$d/out" 2>"$d/err")
+     $leak --leak-bytes $PLANT >"$d/out" 2>"$d/err")
   local rc=$? traces
   traces=$(ls "$d"/*.trace 2>/dev/null)
   if [ $rc -ne 0 ] || [ "$(grep -c . <<<"$traces")" -ne 1 ]; then
@@ -276,7 +297,7 @@ run_torch() {
     result FAIL "torch, $name: gcspy report failed: $(head -2 "$d/report.err")"
     return
   }
-  "$JPY" "$OUT/check_torch.py" "$d/report.json" "$d/err" $PLANT $STEPS "$PLANT_LINE" "$name" \
+  "$JPY" "$OUT/check_torch.py" "$d/report.json" "$d/err" $PLANT $STEPS "$line" "$name" \
     >"$d/check" 2>&1
   local crc=$?
   sed 's/^/    /' "$d/check"
@@ -292,7 +313,12 @@ if [ -z "$PY" ]; then
 elif [ ! -x build/gcspy ]; then
   result FAIL "PyTorch runs: build/gcspy missing"
 else
-  run_torch nocache PYTORCH_NO_CUDA_MEMORY_CACHING=1
-  run_torch caching -u PYTORCH_NO_CUDA_MEMORY_CACHING
+  run_torch nocache --cuda-leak "$PLANT_LINE" PYTORCH_NO_CUDA_MEMORY_CACHING=1
+  run_torch caching --cuda-leak "$PLANT_LINE" -u PYTORCH_NO_CUDA_MEMORY_CACHING
+  # PyTorch-aware mode (on by default): a block taken from the caching
+  # allocator and dropped every step must be a definite tensor-level leak at
+  # leak_cached's line. Complete native stacks (libunwind) let gcspy see
+  # that the allocator's bookkeeping was allocated by the allocator's code.
+  run_torch aware --cached-leak "$CACHED_LINE" -u PYTORCH_NO_CUDA_MEMORY_CACHING GCSPY_UNWIND=libunwind
 fi
 finish

@@ -53,7 +53,7 @@
 #define GS_TRACE_MAGIC      "GCSPYTRC"
 #define GS_TRACE_MAGIC_LEN  8
 #define GS_TRACE_MAJOR      1
-#define GS_TRACE_MINOR      0
+#define GS_TRACE_MINOR      1
 #define GS_FILE_HDR_SIZE    32u
 #define GS_FILE_F_ZSTD      0x1u
 
@@ -116,7 +116,11 @@ enum gs_rec_type {
      * SCAN_BLOCK: u scan_id, u addr, u size, u stack, u kind, u class (GS_CLASS_*)
      * SCAN_END:   u scan_id, u t_start, u t_stopped, u t_marked, u t_end,
      *             u threads, u bytes_scanned, u blocks_visited, u live_blocks,
-     *             u live_bytes, then per class: u blocks, u bytes (GS_CLASS__N)  */
+     *             u live_bytes, then per class: u blocks, u bytes (GS_CLASS__N)
+     * (minor 1) SCAN_BLOCK has a trailing u fn (GS_FN_*): GS_FN_TORCH for a
+     * block handed out by PyTorch's caching allocator inside a segment; a
+     * reader of minor 0 traces takes 0. Caching-allocator segments are never
+     * SCAN_BLOCK results themselves: their memory is reserved, not leaked. */
     GS_REC_SCAN_BEGIN = 0x2B,
     GS_REC_SCAN_BLOCK = 0x2C,
     GS_REC_SCAN_END = 0x2D,
@@ -128,6 +132,44 @@ enum gs_rec_type {
     /* u t, u device, u kind, u reserved, u in_use, u segments, u largest_free
      * (device allocator figures; written by the GPU and PyTorch parts) */
     GS_REC_DEVICE_SAMPLE = 0x30,
+    /* Caching allocators (minor 1; docs/trace-format.md, "Caching
+     * allocators"): the state of PyTorch's CUDA caching allocator, read in
+     * the process from torch.cuda.memory._snapshot(). A POOL_SNAPSHOT opens
+     * snapshot snap_id; its nsegments POOL_SEGMENT, nblocks POOL_BLOCK and
+     * nevents POOL_EVENT records follow, in that order, possibly with other
+     * records between them. Each segment's blocks follow it in address order
+     * and tile it exactly (a block belongs to the last segment before it).
+     * Once the last of them is read, the process's live caching-allocator
+     * blocks are exactly the snapshot's ACTIVE and PENDING_FREE blocks.
+     * POOL_EVENT records are the allocator's own history
+     * (torch.cuda.memory._record_memory_history), oldest first; t is 0
+     * where PyTorch gave no time. Stacks are ordinary stack ids (Python
+     * frames as PYCODE-based synthetic ips), 0 when PyTorch recorded none.
+     * POOL_SNAPSHOT: u snap_id, u t, u reason (GS_POOL_WHY_*), u nsegments,
+     *                u nblocks, u nevents
+     * POOL_SEGMENT:  u snap_id, u device, u addr, u size, u stream,
+     *                u pool (GS_POOL_*)
+     * POOL_BLOCK:    u snap_id, u addr, u size, u requested, u state
+     *                (GS_PBLK_*), u stack
+     * POOL_EVENT:    u snap_id, u t, u device, u action (GS_PEV_*), u addr,
+     *                u size, u stream, u stack */
+    GS_REC_POOL_SNAPSHOT = 0x31,
+    GS_REC_POOL_SEGMENT = 0x32,
+    GS_REC_POOL_BLOCK = 0x33,
+    GS_REC_POOL_EVENT = 0x34,
+};
+
+enum gs_pool_why { GS_POOL_WHY_SCAN = 0, GS_POOL_WHY_EXIT = 1, GS_POOL_WHY_API = 2 };
+enum gs_pool_kind { GS_POOL_LARGE = 0, GS_POOL_SMALL = 1, GS_POOL_OTHER = 2 };
+enum gs_pool_block_state {
+    GS_PBLK_ACTIVE = 0,       /* active_allocated: a live tensor's storage */
+    GS_PBLK_PENDING_FREE = 1, /* active_pending_free: freed, waiting on a stream */
+    GS_PBLK_INACTIVE = 2,     /* cached free: reserved, never a leak */
+};
+enum gs_pool_action {
+    GS_PEV_ALLOC = 0, GS_PEV_FREE_REQUESTED, GS_PEV_FREE_COMPLETED, GS_PEV_SEGMENT_ALLOC,
+    GS_PEV_SEGMENT_FREE, GS_PEV_SEGMENT_MAP, GS_PEV_SEGMENT_UNMAP, GS_PEV_SNAPSHOT,
+    GS_PEV_OOM, GS_PEV_OTHER, GS_PEV__N
 };
 
 /* Memory kinds (ALLOC_EX kind, SCAN_BLOCK kind). */

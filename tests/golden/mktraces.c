@@ -424,6 +424,73 @@ static void noend(struct gs_tb *tb)
         gs_tb_alloc(tb, (uint64_t)(k + 1) * MS, 1, 0x10000 + (uint64_t)k * 0x1000, 100, 1);
 }
 
+/* A lengthed record whose body is the n varints given (the caching
+ * allocator's records have no builder call). */
+static void lengthed_u(struct gs_tb *tb, uint8_t type, int n, const uint64_t *v)
+{
+    uint8_t body[16 * 10], *p = body;
+    for (int i = 0; i < n && i < 16; i++) {
+        uint64_t x = v[i];
+        do { /* LEB128, as gcspy/codec.h writes it */
+            *p++ = (uint8_t)((x & 0x7f) | (x > 0x7f ? 0x80 : 0));
+            x >>= 7;
+        } while (x);
+    }
+    gs_tb_lengthed(tb, type, body, (size_t)(p - body));
+}
+
+#define REC(tb, type, ...)                                                             \
+    lengthed_u(tb, type, (int)(sizeof (const uint64_t[]){ __VA_ARGS__ } / sizeof(uint64_t)), \
+               (const uint64_t[]){ __VA_ARGS__ })
+
+/* torch: PyTorch's CUDA caching allocator on device 0, two cudaMalloc
+ * segments (site_b, 20 MiB and 2 MiB) and a snapshot before the exit scan:
+ *   segment 0: tensor A 4 MiB active (forward at train.py:12), tensor B
+ *              8 MiB active (main at train.py:40), 8 MiB cached free
+ *   segment 1: tensor C 512 KiB active (forward), 1.5 MiB pending free (main)
+ *   history: alloc 2, free_requested 1, segment_alloc 1
+ * The scan finds A and C unreachable. Expected: one definite device group
+ * labelled torch, 4.5 MiB in 2 blocks at [forward at train.py:12, main at
+ * train.py:40]; the segments not freed (22 MiB, 2 blocks, site_b); B and the
+ * pending block no group of their own; peak device 22 MiB (the tensors are
+ * inside the segments); caching allocator: reserved 22 MiB in 2 segments,
+ * allocated 12.5 MiB in 3 blocks (requested 12888608), pending free
+ * 1.5 MiB in 1 block, cached free 8 MiB in 1 block, largest 8 MiB,
+ * 4 events; tensors live at the end 14 MiB in 4 blocks. */
+static void torch(struct gs_tb *tb)
+{
+    static const char argv[] = "python3\0train.py";
+    const uint64_t S0 = 0x7f5000000000ull, S1 = 0x7f5002000000ull, MIB = 1 << 20;
+    proc(tb, 1000, 1, argv, sizeof argv - 1, 0);
+    modules(tb, 1000);
+    gs_tb_pycode(tb, 1, "train.py", "main", 30);
+    gs_tb_pycode(tb, 2, "train.py", "forward", 10);
+    gs_tb_stack(tb, 1, 0, GS_IP_PYFRAME | (1ull << 32) | 40);   /* main, line 40 */
+    gs_tb_stack(tb, 2, 1, GS_IP_PYFRAME | (2ull << 32) | 12);   /* forward, line 12 */
+    gs_tb_stack(tb, 3, 0, site_b());
+    gs_tb_alloc_ex(tb, 1 * MS, 1, S0, 20 * MIB, 3, GS_MEM_DEVICE, GS_FN_CUDA_RUNTIME, 0, 0, 1000);
+    gs_tb_alloc_ex(tb, 2 * MS, 1, S1, 2 * MIB, 3, GS_MEM_DEVICE, GS_FN_CUDA_RUNTIME, 0, 0, 1000);
+    REC(tb, GS_REC_POOL_SNAPSHOT, 1, 5 * MS, GS_POOL_WHY_SCAN, 2, 5, 4);
+    REC(tb, GS_REC_POOL_SEGMENT, 1, 0, S0, 20 * MIB, 0, GS_POOL_LARGE);
+    REC(tb, GS_REC_POOL_BLOCK, 1, S0, 4 * MIB, 4000000, GS_PBLK_ACTIVE, 2);
+    REC(tb, GS_REC_POOL_BLOCK, 1, S0 + 4 * MIB, 8 * MIB, 8 * MIB, GS_PBLK_ACTIVE, 1);
+    REC(tb, GS_REC_POOL_BLOCK, 1, S0 + 12 * MIB, 8 * MIB, 0, GS_PBLK_INACTIVE, 0);
+    REC(tb, GS_REC_POOL_SEGMENT, 1, 0, S1, 2 * MIB, 0, GS_POOL_SMALL);
+    REC(tb, GS_REC_POOL_BLOCK, 1, S1, MIB / 2, 500000, GS_PBLK_ACTIVE, 2);
+    REC(tb, GS_REC_POOL_BLOCK, 1, S1 + MIB / 2, 3 * MIB / 2, 3 * MIB / 2, GS_PBLK_PENDING_FREE, 1);
+    REC(tb, GS_REC_POOL_EVENT, 1, 1 * MS, 0, GS_PEV_SEGMENT_ALLOC, S0, 20 * MIB, 0, 1);
+    REC(tb, GS_REC_POOL_EVENT, 1, 3 * MS, 0, GS_PEV_ALLOC, S0, 4 * MIB, 0, 2);
+    REC(tb, GS_REC_POOL_EVENT, 1, 4 * MS, 0, GS_PEV_ALLOC, S1, MIB / 2, 0, 2);
+    REC(tb, GS_REC_POOL_EVENT, 1, 4 * MS, 0, GS_PEV_FREE_REQUESTED, S1 + MIB / 2, 3 * MIB / 2, 0, 1);
+    gs_tb_scan_begin(tb, 1, 6 * MS, GS_SCAN_TRIG_EXIT, 0);
+    REC(tb, GS_REC_SCAN_BLOCK, 1, S0, 4 * MIB, 2, GS_MEM_DEVICE, GS_CLASS_DEFINITE, GS_FN_TORCH);
+    REC(tb, GS_REC_SCAN_BLOCK, 1, S1, MIB / 2, 2, GS_MEM_DEVICE, GS_CLASS_DEFINITE, GS_FN_TORCH);
+    scan_end(tb, 1, 6 * MS, 7 * MS, (const uint64_t[4]){ 2, 0, 0, 0 },
+             (const uint64_t[4]){ 4 * MIB + MIB / 2, 0, 0, 0 });
+    gs_tb_process_exit(tb, 8 * MS, 0, GS_EXIT_NORMAL);
+    gs_tb_trace_end(tb, 9 * MS, 2, 0, 22 * MIB, 2, 22 * MIB);
+}
+
 struct scenario {
     const char *name;
     void (*fn)(struct gs_tb *);
@@ -433,7 +500,7 @@ static const struct scenario scenarios[] = {
     { "leaks", leaks }, { "intervals", intervals }, { "growth_leak", growth_leak },
     { "growth_steady", growth_steady }, { "growth_time", growth_time }, { "pauses", pauses },
     { "frag", frag }, { "multi_parent", multi_parent }, { "multi_child", multi_child },
-    { "python", python }, { "noend", noend },
+    { "python", python }, { "noend", noend }, { "torch", torch },
 };
 
 int main(int argc, char **argv)

@@ -4,7 +4,8 @@
 # one-line verdicts, and the JUnit XML (parsed). Input: the hand-built
 # traces of build/tests/analyzer_mktraces; the leaks trace holds, in
 # host memory, definite 100 bytes + indirect 100 bytes (site_a), possible
-# 1000 bytes (site_b), and a 1 MiB definite device block (site_b).
+# 1000 bytes (site_b), and a 1 MiB definite device block (site_b); the torch
+# trace, 4.5 MiB of unreachable PyTorch tensors (forward at train.py:12).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 G=build/gcspy MK=build/tests/analyzer_mktraces PY=/usr/bin/python3
@@ -148,6 +149,25 @@ v = [p["verdict"]["status"] for p in d["processes"]]
 assert v == ["fail", "fail", "pass"], v
 X
 expect 2 "$L" --junit /nonexistent/dir/x.xml --max-leak-bytes 1G --max-device-leak-bytes 1G
+
+# PyTorch tensors no object reaches (the torch trace: 4.5 MiB in 2 caching-
+# allocator blocks) are device leaks; the cached free memory and the live
+# tensors of the same segments are not.
+TT=$T/torch.trace
+expect 1 "$TT"
+grep -q "^FAIL $TT (pid 1000 python3 train.py): 0 bytes in 0 blocks leaked (definite,indirect), 4.5 MiB device; device bytes > 0 bytes allowed" "$T/out" ||
+  fail "torch verdict: $(head -1 "$T/out")"
+expect 0 "$TT" --max-device-leak-bytes 4718592
+expect 1 "$TT" --max-device-leak-bytes 4718591 --junit "$T/torch.xml"
+$PY - "$T/torch.xml" <<'X' || fail "torch junit body"
+import sys, xml.etree.ElementTree as ET
+body = ET.parse(sys.argv[1]).getroot().find("./testsuite/testcase/failure").text
+assert "leaked 4718592 device bytes" in body, body
+assert "4718592 bytes in 2 blocks, definite, device, tensor (caching allocator block)" in body, body
+assert "forward train.py:12" in body, body
+X
+printf 'leak:forward\n' >"$T/storch"
+expect 0 "$TT" --suppressions "$T/storch"
 
 [ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "analyzer check: all checks passed"

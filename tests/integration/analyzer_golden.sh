@@ -28,7 +28,7 @@ golden() { # NAME TRACE...
   fi
 }
 
-for s in leaks intervals growth_leak growth_steady growth_time pauses frag python noend; do
+for s in leaks intervals growth_leak growth_steady growth_time pauses frag python noend torch; do
   golden "$s" "$T/$s.trace"
 done
 golden multi "$T/multi_parent.trace" "$T/multi_child.trace"
@@ -72,6 +72,27 @@ diff - "$T/python.stack" >/dev/null <<'X' || { fail "python stack"; cat "$T/pyth
        #2  main at train.py:40 [python]
 X
 grep -q "^   /nonexistent/libfake.so: cannot read the file" "$T/python.txt" || fail "libfake problem line"
+
+# PyTorch's caching allocator: the unreachable tensors as one group labelled
+# as such, at their Python line; the snapshot's figures; the segments (not
+# the tensors inside them) in the device totals.
+"$G" report "$T/torch.trace" >"$T/torch.txt" || fail "torch text"
+grep -A4 "^     4.5 MiB in 2 blocks, definite, device" "$T/torch.txt" >"$T/torch.leak"
+diff - "$T/torch.leak" >/dev/null <<'X' || { fail "torch leak group"; cat "$T/torch.leak"; }
+     4.5 MiB in 2 blocks, definite, device, tensor (caching allocator block), largest 4.0 MiB
+       unreachable since scan #1 at 6.0 ms
+       #0  forward at train.py:12 [python]
+       #1  main at train.py:40 [python]
+   not-freed: 22.0 MiB in 2 blocks from 1 stack (listed with --show-reachable)
+X
+for want in \
+  "   peak live 22.0 MiB (host 0 bytes, pinned 0 bytes, managed 0 bytes, device 22.0 MiB)" \
+  "     PyTorch caching allocator: latest of 1 snapshot; tensors allocated inside segments at the end 14.0 MiB in 4 blocks, peak 14.0 MiB" \
+  "       device 0 (snapshot at 5.0 ms, scan): reserved 22.0 MiB in 2 segments; allocated 12.5 MiB in 3 blocks (requested 12.3 MiB); pending free 1.5 MiB in 1 block; cached free 8.0 MiB in 1 block, largest 8.0 MiB; history: 4 events (alloc 2, free_requested 1, segment_alloc 1)"; do
+  grep -qxF -- "$want" "$T/torch.txt" || fail "torch text report lacks: $want"
+done
+# a trace without caching-allocator records has no such section
+grep -q "PyTorch caching allocator" "$T/leaks.txt" && fail "caching allocator section without snapshots"
 
 # Multi-trace text report: one section per process and totals.
 "$G" report "$T/multi_parent.trace" "$T/multi_child.trace" >"$T/multi.txt" || fail "multi text"

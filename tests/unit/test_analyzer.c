@@ -20,6 +20,7 @@
 #include "analyze.h"
 #include "check.h"
 #include "cmdutil.h"
+#include "gcspy/codec.h"
 #include "model.h"
 #include "suppress.h"
 #include "trace_builder.h"
@@ -211,7 +212,16 @@ Test(model, torch_blocks_and_cuda_segments_are_separate_layers)
     feed(&m, rec_alloc_ex(2, 0x7f0000000000ull, 4096, 2, GS_MEM_DEVICE, GS_FN_TORCH));
     cr_assert_eq(m.live.n, 2);
     cr_assert_eq(m.replaced_allocs, 0);
+    /* the PyTorch block lies inside the segment: device totals hold the
+     * segment alone, the torch layer its own */
+    cr_assert_eq(m.live_bytes[GS_MC_DEVICE], 1 << 20);
+    cr_assert_eq(m.peak_total, 1 << 20);
+    cr_assert_eq(m.torch_live_bytes, 4096);
+    cr_assert_eq(m.torch_live_blocks, 1);
     feed(&m, rec_free_ex(3, 0x7f0000000000ull, GS_MEM_DEVICE, GS_FN_TORCH));
+    cr_assert_eq(m.torch_live_bytes, 0);
+    cr_assert_eq(m.torch_peak_bytes, 4096);
+    cr_assert_eq(m.live_bytes[GS_MC_DEVICE], 1 << 20);
     cr_assert_not_null(gs_model_live_find(&m, 0x7f0000000000ull, GS_DOM_CUDA));
     cr_assert_null(gs_model_live_find(&m, 0x7f0000000000ull, GS_DOM_TORCH));
     /* a host free at that address is a different block */
@@ -999,11 +1009,21 @@ static uint64_t fz(uint64_t n)
     return n ? fz_state % n : fz_state;
 }
 
+/* A lengthed record of n varints (the caching allocator's records). */
+static void tb_varints(struct gs_tb *tb, uint8_t type, int n, const uint64_t *v)
+{
+    uint8_t body[16 * GS_VARINT_MAX], *p = body;
+    for (int i = 0; i < n; i++)
+        p = gs_put_u(p, v[i]);
+    gs_tb_lengthed(tb, type, body, (size_t)(p - body));
+}
+
 Test(robust, random_but_valid_records_never_break_the_analysis)
 {
     /* every record type with arbitrary field values (small ranges, so ids
      * and addresses collide): the analysis must finish and stay consistent */
     struct gs_symbolizer *sym = gs_sym_new(0);
+    uint64_t snapshots = 0, torch_peak = 0;
     for (uint64_t seed = 1; seed <= 20; seed++) {
         fz_state = seed * 0x9e3779b97f4a7c15ull;
         struct gs_tb *tb = gs_tb_new();
@@ -1013,7 +1033,8 @@ Test(robust, random_but_valid_records_never_break_the_analysis)
         for (int i = 0; i < 4000; i++) {
             t += fz(3000000);
             uint64_t a = 0x1000 * (1 + fz(64)), id = fz(40), k = fz(6), c = fz(5);
-            switch (fz(20)) {
+            uint64_t sid = fz(3), pa = 0x7f0000000000ull + 0x100000 * fz(8);
+            switch (fz(25)) {
             case 0: case 1: case 2: gs_tb_alloc(tb, t, fz(4), a, fz(5000), id); break;
             case 3: case 4: gs_tb_free_rec(tb, t, a); break;
             case 5: gs_tb_realloc(tb, t, 1, a, fz(9000), id); break;
@@ -1035,6 +1056,29 @@ Test(robust, random_but_valid_records_never_break_the_analysis)
                 break;
             }
             case 18: gs_tb_module_unload(tb, fz(5), t); break;
+            case 19:
+                tb_varints(tb, GS_REC_POOL_SNAPSHOT, 6, (const uint64_t[]){ sid, t, fz(4), fz(3),
+                                                                            fz(6), fz(3) });
+                break;
+            case 20:
+                tb_varints(tb, GS_REC_POOL_SEGMENT, 6, (const uint64_t[]){ sid, fz(3), pa,
+                                                                           0x100000 * fz(3), 0, fz(4) });
+                break;
+            case 21: case 22:
+                tb_varints(tb, GS_REC_POOL_BLOCK, 6, (const uint64_t[]){ sid, pa + 0x10000 * fz(20),
+                                                                         0x10000 * fz(4), fz(70000),
+                                                                         fz(4), id });
+                break;
+            case 23:
+                tb_varints(tb, GS_REC_POOL_EVENT, 8, (const uint64_t[]){ sid, t, fz(3), fz(12), pa,
+                                                                         fz(9), 0, id });
+                break;
+            case 24: {
+                uint64_t v[7] = { fz(4), pa + 0x10000 * fz(20), 0x10000 * fz(4), id, k, c,
+                                  fz(2) ? GS_FN_TORCH : fz(30) };
+                tb_varints(tb, GS_REC_SCAN_BLOCK, 7, v);
+                break;
+            }
             default: gs_tb_pycode(tb, fz(8), "f.py", fz(2) ? "g" : "", fz(50)); break;
             }
             if (fz(500) == 0)
@@ -1053,8 +1097,16 @@ Test(robust, random_but_valid_records_never_break_the_analysis)
             for (int mc = 0; mc < GS_MC__N; mc++)
                 sum += r->summary[c][mc].blocks;
         cr_assert_eq(blocks, sum, "seed %lu", (unsigned long)seed);
+        cr_assert_leq(r->torch_live_bytes, r->torch_peak_bytes);
+        cr_assert_leq(r->npool, GS_MAX_DEVICES);
+        snapshots += r->pool_snapshots;
+        torch_peak += r->torch_peak_bytes;
         cr_assert_leq(r->tl.nb, GS_SERIES_BUCKETS);
         gs_result_free(r);
     }
+    /* the caching allocator's records reached the model: snapshots were
+     * applied and made tensors live */
+    cr_assert_gt(snapshots, 0);
+    cr_assert_gt(torch_peak, 0);
     gs_sym_free(sym);
 }

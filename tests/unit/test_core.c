@@ -9,7 +9,8 @@
  * thousands of blocks in one shard, per-thread start/exit records and totals,
  * the TRACE_END counters, the process record's options, never overwriting an
  * existing trace, exec flushing, and fork: the child's trace stands alone and
- * a child may fork again.
+ * a child may fork again; PyTorch-aware mode's weak bits over the stack tree
+ * and the symbol lookup that finds functions in RTLD_LOCAL modules.
  *
  * The core is process-global state that initialises once, so each test runs
  * in its own process (Criterion's default) and starts the core itself. The
@@ -18,6 +19,7 @@
 #define _GNU_SOURCE
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -1063,4 +1065,56 @@ Test(core, compression_failure_ends_the_trace_with_stopped)
     cr_assert_eq(count(&t, GS_REC_STOPPED), 1);
     cr_assert_eq(st->u.stopped.dropped, 0);
     cr_assert_eq(strncmp(t.v[t.n - 1].str, want, strlen(want)), 0, "reason: %s", t.v[t.n - 1].str);
+}
+
+/* ---- PyTorch-aware mode's pieces that need no Python (torch.c, elfsym.c) ---- */
+
+static int weak_5xxx(uint64_t ip)
+{
+    return ip >= 0x5000 && ip < 0x6000;
+}
+
+Test(core, weak_bits_follow_the_stack_tree)
+{
+    start();
+    uintptr_t a[] = {0x1010, 0x2010, 0x3010};
+    uintptr_t b[] = {0x1020, 0x5010, 0x3010}; /* a weak frame in the middle */
+    uintptr_t c[] = {0x5020, 0x3010};         /* a weak innermost frame */
+    uintptr_t d[] = {0x3010};                 /* the shared outer frame */
+    uint32_t ia = gs_stack_intern(a, 3), ib = gs_stack_intern(b, 3);
+    uint32_t ic = gs_stack_intern(c, 2), id = gs_stack_intern(d, 1);
+    uint8_t *bits = NULL;
+    uint64_t cap = 0;
+    uint32_t n = gs_stack_weak_fill(&bits, &cap, 0, weak_5xxx);
+    cr_assert_eq(n, 7, "7 nodes (6 ids + the root slot), got %u", n);
+    cr_assert_geq(cap, n);
+    cr_assert_eq(bits[ia], 0);
+    cr_assert_eq(bits[ib], 1, "a weak frame anywhere makes the stack weak");
+    cr_assert_eq(bits[ic], 1);
+    cr_assert_eq(bits[id], 0);
+    cr_assert_eq(bits[0], 0, "stack id 0 (no stack) is never weak");
+    /* Incremental: only the new node is computed, from its parent's bit. */
+    uintptr_t e[] = {0x1030, 0x5010, 0x3010};
+    uint32_t ie = gs_stack_intern(e, 3);
+    cr_assert_eq(ie, n, "one new node");
+    uint32_t n2 = gs_stack_weak_fill(&bits, &cap, n, weak_5xxx);
+    cr_assert_eq(n2, n + 1);
+    cr_assert_eq(bits[ie], 1, "inherits its parent's weak frame");
+    cr_assert_eq(bits[ia], 0);
+    cr_assert_eq(bits[ib], 1);
+}
+
+Test(core, elf_find_sees_global_and_local_modules)
+{
+    /* a symbol of the global scope: the one the loader resolves */
+    cr_assert_eq(gs_elf_find("malloc"), dlsym(RTLD_DEFAULT, "malloc"));
+    /* one only an RTLD_LOCAL module defines (dlsym(RTLD_NEXT) from a
+     * preloaded library cannot see those) */
+    void *h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(h, "libz.so.1: %s", dlerror());
+    void *want = dlsym(h, "zlibVersion");
+    cr_assert_not_null(want);
+    cr_assert_eq(gs_elf_find("zlibVersion"), want);
+    cr_assert_null(gs_elf_find("gcspy_no_such_function_anywhere"));
+    dlclose(h);
 }

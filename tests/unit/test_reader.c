@@ -6,6 +6,7 @@
  * exact byte offset and message, after every record that preceded it.
  */
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -115,7 +116,7 @@ Test(reader, every_record_type_round_trips)
     cr_assert_not_null(data);
     struct gs_reader *r = open_data(data, len);
     cr_assert_eq(gs_reader_major(r), 1);
-    cr_assert_eq(gs_reader_minor(r), 0);
+    cr_assert_eq(gs_reader_minor(r), GS_TRACE_MINOR);
     cr_assert_eq(gs_reader_flags(r), GS_FILE_F_ZSTD);
     struct gs_record rec;
 
@@ -252,6 +253,7 @@ Test(reader, every_record_type_round_trips)
     cr_assert_eq(rec.u.scan_block.stack, 1);
     cr_assert_eq(rec.u.scan_block.kind, GS_MEM_HOST);
     cr_assert_eq(rec.u.scan_block.cls, GS_CLASS_INDIRECT);
+    cr_assert_eq(rec.u.scan_block.fn, 0); /* the builder writes the 1.0 layout */
 
     next_type(r, &rec, GS_REC_SCAN_END);
     cr_assert_eq(rec.u.scan_end.scan_id, 1);
@@ -645,6 +647,124 @@ Test(reader, missing_file_is_refused)
     cr_assert_str_eq(err, "/nonexistent/x.trace: No such file or directory");
 }
 
+/* ---- Caching-allocator records (format 1.1) ----------------------------- */
+
+/* A lengthed record whose body is the n varints given. */
+static void lengthed_u(struct gs_tb *tb, uint8_t type, int n, ...)
+{
+    uint8_t body[16 * GS_VARINT_MAX], *p = body;
+    va_list ap;
+    va_start(ap, n);
+    for (int i = 0; i < n; i++)
+        p = gs_put_u(p, va_arg(ap, uint64_t));
+    va_end(ap);
+    cr_assert_eq(gs_tb_lengthed(tb, type, body, (size_t)(p - body)), 0);
+}
+
+#define U64(x) ((uint64_t)(x))
+
+Test(reader, pool_records_and_scan_block_fn_round_trip)
+{
+    struct gs_tb *tb = gs_tb_new();
+    lengthed_u(tb, GS_REC_POOL_SNAPSHOT, 6, U64(7), U64(123456789), U64(GS_POOL_WHY_EXIT),
+               U64(1), U64(2), U64(1));
+    lengthed_u(tb, GS_REC_POOL_SEGMENT, 6, U64(7), U64(1), U64(0x7f5000000000ull),
+               U64(20 << 20), U64(0xabc), U64(GS_POOL_SMALL));
+    lengthed_u(tb, GS_REC_POOL_BLOCK, 6, U64(7), U64(0x7f5000000000ull), U64(4 << 20),
+               U64(4000000), U64(GS_PBLK_PENDING_FREE), U64(42));
+    /* a newer minor's trailing field is skipped */
+    lengthed_u(tb, GS_REC_POOL_BLOCK, 7, U64(7), U64(0x7f5000400000ull), U64(16 << 20),
+               U64(0), U64(GS_PBLK_INACTIVE), U64(0), U64(999));
+    lengthed_u(tb, GS_REC_POOL_EVENT, 8, U64(7), U64(1000), U64(1), U64(GS_PEV_SEGMENT_ALLOC),
+               U64(0x7f5000000000ull), U64(20 << 20), U64(0xabc), U64(43));
+    lengthed_u(tb, GS_REC_SCAN_BLOCK, 7, U64(3), U64(0x7f5000000000ull), U64(4 << 20), U64(42),
+               U64(GS_MEM_DEVICE), U64(GS_CLASS_DEFINITE), U64(GS_FN_TORCH));
+    gs_tb_scan_block(tb, 3, 0x1000, 64, 5, GS_MEM_HOST, GS_CLASS_POSSIBLE);
+    size_t len;
+    uint8_t *d = gs_tb_data(tb, &len);
+    struct gs_reader *r = open_data(d, len);
+    struct gs_record rec;
+    next_type(r, &rec, GS_REC_TIMEBASE);
+
+    next_type(r, &rec, GS_REC_POOL_SNAPSHOT);
+    cr_assert_eq(rec.u.pool_snap.snap_id, 7);
+    cr_assert_eq(rec.t, 123456789);
+    cr_assert_eq(rec.u.pool_snap.reason, GS_POOL_WHY_EXIT);
+    cr_assert_eq(rec.u.pool_snap.nsegments, 1);
+    cr_assert_eq(rec.u.pool_snap.nblocks, 2);
+    cr_assert_eq(rec.u.pool_snap.nevents, 1);
+
+    next_type(r, &rec, GS_REC_POOL_SEGMENT);
+    cr_assert_eq(rec.t, 0);
+    cr_assert_eq(rec.u.pool_seg.snap_id, 7);
+    cr_assert_eq(rec.u.pool_seg.device, 1);
+    cr_assert_eq(rec.u.pool_seg.addr, 0x7f5000000000ull);
+    cr_assert_eq(rec.u.pool_seg.size, 20 << 20);
+    cr_assert_eq(rec.u.pool_seg.stream, 0xabc);
+    cr_assert_eq(rec.u.pool_seg.pool, GS_POOL_SMALL);
+
+    next_type(r, &rec, GS_REC_POOL_BLOCK);
+    cr_assert_eq(rec.u.pool_blk.snap_id, 7);
+    cr_assert_eq(rec.u.pool_blk.addr, 0x7f5000000000ull);
+    cr_assert_eq(rec.u.pool_blk.size, 4 << 20);
+    cr_assert_eq(rec.u.pool_blk.requested, 4000000);
+    cr_assert_eq(rec.u.pool_blk.state, GS_PBLK_PENDING_FREE);
+    cr_assert_eq(rec.u.pool_blk.stack, 42);
+    next_type(r, &rec, GS_REC_POOL_BLOCK);
+    cr_assert_eq(rec.u.pool_blk.addr, 0x7f5000400000ull);
+    cr_assert_eq(rec.u.pool_blk.size, 16 << 20);
+    cr_assert_eq(rec.u.pool_blk.state, GS_PBLK_INACTIVE);
+    cr_assert_eq(rec.u.pool_blk.stack, 0);
+
+    next_type(r, &rec, GS_REC_POOL_EVENT);
+    cr_assert_eq(rec.u.pool_ev.snap_id, 7);
+    cr_assert_eq(rec.t, 1000);
+    cr_assert_eq(rec.u.pool_ev.device, 1);
+    cr_assert_eq(rec.u.pool_ev.action, GS_PEV_SEGMENT_ALLOC);
+    cr_assert_eq(rec.u.pool_ev.addr, 0x7f5000000000ull);
+    cr_assert_eq(rec.u.pool_ev.size, 20 << 20);
+    cr_assert_eq(rec.u.pool_ev.stream, 0xabc);
+    cr_assert_eq(rec.u.pool_ev.stack, 43);
+
+    next_type(r, &rec, GS_REC_SCAN_BLOCK);
+    cr_assert_eq(rec.u.scan_block.scan_id, 3);
+    cr_assert_eq(rec.u.scan_block.stack, 42);
+    cr_assert_eq(rec.u.scan_block.kind, GS_MEM_DEVICE);
+    cr_assert_eq(rec.u.scan_block.cls, GS_CLASS_DEFINITE);
+    cr_assert_eq(rec.u.scan_block.fn, GS_FN_TORCH);
+    /* the 1.0 layout, after a 1.1 one in the same buffer: fn 0, not left over */
+    next_type(r, &rec, GS_REC_SCAN_BLOCK);
+    cr_assert_eq(rec.u.scan_block.addr, 0x1000);
+    cr_assert_eq(rec.u.scan_block.cls, GS_CLASS_POSSIBLE);
+    cr_assert_eq(rec.u.scan_block.fn, 0);
+    expect_eof(r);
+    cr_assert_eq(gs_reader_skipped(r), 0);
+    gs_reader_close(r);
+    gs_tb_free(tb);
+}
+
+Test(reader, minor_0_trace_scan_block_without_fn)
+{
+    struct gs_tb *tb = gs_tb_new();
+    gs_tb_scan_block(tb, 1, 0x2000, 48, 1, GS_MEM_DEVICE, GS_CLASS_DEFINITE);
+    size_t len;
+    uint8_t *d = gs_tb_data(tb, &len);
+    d[10] = 0; /* a trace a 1.0 shim wrote */
+    struct gs_reader *r = open_data(d, len);
+    cr_assert_eq(gs_reader_minor(r), 0);
+    struct gs_record rec;
+    next_type(r, &rec, GS_REC_TIMEBASE);
+    next_type(r, &rec, GS_REC_SCAN_BLOCK);
+    cr_assert_eq(rec.u.scan_block.addr, 0x2000);
+    cr_assert_eq(rec.u.scan_block.size, 48);
+    cr_assert_eq(rec.u.scan_block.kind, GS_MEM_DEVICE);
+    cr_assert_eq(rec.u.scan_block.cls, GS_CLASS_DEFINITE);
+    cr_assert_eq(rec.u.scan_block.fn, 0);
+    expect_eof(r);
+    gs_reader_close(r);
+    gs_tb_free(tb);
+}
+
 /* ---- Damage after good records ------------------------------------------ */
 
 /* Two chunks: chunk 0 holds TIMEBASE + 3 allocs; chunk 1 is what the test
@@ -926,6 +1046,39 @@ Test(reader, string_field_past_body_end)
     /* EXEC: t = 1, then a string of length 9 with 1 byte in the body. */
     record_damage("\x29\x03\x01\x09x", 5, "field at body offset 1 runs past the end of the "
                   "3-byte record body (type 0x29)");
+}
+
+Test(reader, truncated_pool_bodies_are_damage)
+{
+    /* POOL_SNAPSHOT: id, t, reason, nsegments, nblocks; nevents missing */
+    record_damage("\x31\x05\x01\x02\x00\x01\x02", 7, "field at body offset 5 runs past "
+                  "the end of the 5-byte record body (type 0x31)");
+}
+
+Test(reader, truncated_pool_segment_is_damage)
+{
+    record_damage("\x32\x02\x01\x00", 4, "field at body offset 2 runs past the end of the "
+                  "2-byte record body (type 0x32)");
+}
+
+Test(reader, truncated_pool_block_is_damage)
+{
+    /* id, addr, size, requested, state; stack missing */
+    record_damage("\x33\x05\x01\x80\x20\x10\x00", 7, "field at body offset 5 runs past "
+                  "the end of the 5-byte record body (type 0x33)");
+}
+
+Test(reader, truncated_pool_event_is_damage)
+{
+    record_damage("\x34\x00", 2, "field at body offset 0 runs past the end of the "
+                  "0-byte record body (type 0x34)");
+}
+
+Test(reader, truncated_scan_block_fn_varint_is_damage)
+{
+    /* the six 1.0 fields, then a fn varint cut in the middle */
+    record_damage("\x2c\x07\x01\x10\x08\x01\x03\x00\x80", 9, "field at body offset 6 "
+                  "runs past the end of the 7-byte record body (type 0x2c)");
 }
 
 Test(reader, payload_must_start_with_timebase)

@@ -93,6 +93,22 @@ function endState(body, p) {
         GS.fmtBytes(d.largest_free) + ', ratio ' + GS.fmtPct(d.ratio) + '; worst ' + GS.fmtPct(d.worst_ratio) + ' at ' + GS.fmtNs(d.worst_t_ns) +
         '; peak reserved ' + GS.fmtBytes(d.peak_reserved))));
   });
+  // PyTorch's caching allocator: the latest snapshot per device; its
+  // tensors lie inside the segments, cached free blocks are reserved memory
+  var ca = f.caching_allocator;
+  if (ca) {
+    (ca.devices || []).forEach(function (d) {
+      rows.push(GS.el('tr', null, GS.el('th', null, 'device ' + d.device + ' PyTorch caching allocator'),
+        GS.el('td', null, 'snapshot at ' + GS.fmtNs(d.t_ns) + ' (' + d.reason + '): reserved ' + GS.fmtBytes(d.reserved_bytes) + ' in ' +
+          GS.fmtCount(d.segments) + ' segments; allocated ' + GS.fmtBytes(d.allocated_bytes) + ' in ' + GS.fmtCount(d.allocated_blocks) +
+          ' blocks (requested ' + GS.fmtBytes(d.requested_bytes) + '); pending free ' + GS.fmtBytes(d.pending_free_bytes) + '; cached free ' +
+          GS.fmtBytes(d.cached_free_bytes) + ' in ' + GS.fmtCount(d.cached_free_blocks) + ' blocks, the largest ' +
+          GS.fmtBytes(d.largest_cached_free) + '; history ' + GS.fmtCount(d.events) + ' events')));
+    });
+    rows.push(GS.el('tr', null, GS.el('th', null, 'PyTorch tensors at exit'),
+      GS.el('td', null, GS.fmtBytes(ca.live_bytes) + ' in ' + GS.fmtCount(ca.live_blocks) + ' blocks inside the segments (peak ' +
+        GS.fmtBytes(ca.peak_bytes) + '), from ' + GS.fmtCount(ca.snapshots) + ' snapshots')));
+  }
   body.appendChild(GS.el('table', { class: 'facts' }, GS.el('tbody', null, rows)));
 }
 

@@ -7,7 +7,7 @@
 
 var LEAK_COLS = [
   { key: 'class', label: 'class', get: function (l) { return GS.classes.indexOf(l.class); }, text: function (l) { return l.class; } },
-  { key: 'memory', label: 'memory', get: function (l) { return GS.kinds.indexOf(l.memory); }, text: function (l) { return l.memory; } },
+  { key: 'memory', label: 'memory', get: function (l) { return GS.kinds.indexOf(l.memory); }, text: function (l) { return l.allocator === 'torch' ? l.memory + ' (tensor)' : l.memory; } },
   { key: 'bytes', label: 'bytes', num: true, get: function (l) { return l.bytes; }, text: function (l) { return GS.fmtCount(l.bytes); } },
   { key: 'blocks', label: 'blocks', num: true, get: function (l) { return l.blocks; }, text: function (l) { return GS.fmtCount(l.blocks); } },
   { key: 'frame', label: 'top frame', get: function (l) { return topFrameText(l).toLowerCase(); }, text: function (l) { return topFrameText(l); },
@@ -36,6 +36,7 @@ function leakDetail(l) {
   bits.push('largest block ' + GS.fmtBytes(l.largest_block));
   if (l.suppressed) bits.push('suppressed by ' + l.suppressed);
   if (l.inherited) bits.push('inherited from the parent process');
+  if (l.allocator === 'torch') bits.push("tensors' storage: blocks of PyTorch's caching allocator inside its CUDA segments");
   if (fu) {
     bits.push('unreachable since scan ' + fu.scan + ' at ' + GS.fmtNs(fu.t_ns) +
       (fu.steps && fu.steps[1] > fu.steps[0] ? ', during steps ' + (fu.steps[0] + 1) + '–' + fu.steps[1] : '') +

@@ -1,0 +1,711 @@
+/*
+ * PyTorch-aware mode: tensor-level leaks with PyTorch's CUDA caching
+ * allocator on.
+ *
+ * The caching allocator calls cudaMalloc for segments and hands tensors out
+ * from inside them; its own bookkeeping (Block objects on the C++ heap, maps
+ * keyed by device pointers) points at every segment and every block, so a
+ * plain conservative scan finds everything reachable. This file does three
+ * things about it:
+ *
+ *  1. Weak metadata. Host blocks allocated from the allocator's own frames
+ *     are not scanned for pointers (they are still blocks, and still marked
+ *     when something points at them). "The allocator's frames" are the code
+ *     ranges named by GCSPY_TORCH_WEAK: a module (a token with ".so": every
+ *     executable segment of a module whose file name starts with it) or a
+ *     symbol (any other token: every function in a module's dynamic symbol
+ *     table whose mangled name contains it). Before each scan the stack tree
+ *     is walked once (incrementally: only nodes new since the last scan) to
+ *     give every stack id a weak bit: a frame in a weak range, or a weak
+ *     parent. Device blocks with weak stacks are the allocator's segments:
+ *     never leak candidates themselves (their memory is reserved).
+ *  2. The allocator's view. When the process runs torch and torch.cuda is
+ *     initialized, a scan is preceded, in a thread holding the GIL, by a
+ *     call to torch.cuda.memory._snapshot(). Its segments and blocks are
+ *     written as POOL_* records and handed to the scanner: each active block
+ *     is a device leaf of its own, reachable through any pointer into it
+ *     (a tensor's StorageImpl points at its block's first byte), and an
+ *     active block nothing reaches is reported as a leak of its own, with
+ *     the Python stack PyTorch recorded for it (its memory history, which
+ *     gcspy turns on when it first sees torch.cuda in use; the history's
+ *     events are imported as POOL_EVENT records with each snapshot). Cached
+ *     free blocks are reserved memory, never leaks.
+ *  3. Where the scans run. The snapshot needs the GIL: periodic, signal and
+ *     byte-count scans of such a process are handed to the main thread as a
+ *     pending call (Py_AddPendingCall) instead of running on the writer
+ *     thread, which must never wait for the GIL (a program thread holding it
+ *     may be waiting for the writer). gcspy_scan() takes the GIL with
+ *     PyGILState_Ensure (ctypes calls release it). At exit the scan runs
+ *     from Python's atexit, while the interpreter and torch still work; the
+ *     on_exit scan is then skipped.
+ *
+ * Caveats (docs/gpu.md): the weak rule needs the allocator's frame in the
+ * stack: with the frame-pointer walker and a libtorch built without frame
+ * pointers, metadata allocated through operator new may be missed (the
+ * blocks then stay reachable: false negatives, never false leaks); use
+ * GCSPY_UNWIND=libunwind. The snapshot and the stop are not one instant:
+ * a block freed by a thread running without the GIL in between may show as
+ * unreachable in a periodic scan; the exit scan has no such window in
+ * practice.
+ *
+ * Locking: everything here that touches Python runs with the GIL held and
+ * the recursion flag clear (Python's own allocations are the program's and
+ * are traced as such); gcspy's own work (stack interning, records) runs with
+ * the flag set, like any other gcspy code.
+ */
+#define _GNU_SOURCE
+#include <Python.h>
+
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "shim.h"
+
+/* ---- the interpreter's functions (found at run time) ---- */
+
+static PyObject *(*p_modules)(void);
+static PyObject *(*p_dict_get)(PyObject *, const char *);
+static PyObject *(*p_getattr)(PyObject *, const char *);
+static PyObject *(*p_call0)(PyObject *);
+static PyObject *(*p_call1)(PyObject *, PyObject *);
+static PyObject *(*p_str)(const char *);
+static int (*p_truth)(PyObject *);
+static Py_ssize_t (*p_seq_len)(PyObject *);
+static PyObject *(*p_seq_get)(PyObject *, Py_ssize_t);
+static unsigned long long (*p_as_u64)(PyObject *);
+static double (*p_as_double)(PyObject *);
+static const char *(*p_utf8)(PyObject *, Py_ssize_t *);
+static void (*p_err_clear)(void);
+static int (*p_gil_ensure)(void);
+static void (*p_gil_release)(int);
+static int (*p_initialized)(void);
+static int (*p_finalizing)(void);
+static int (*p_pending)(int (*)(void *), void *);
+static void (*p_dealloc)(PyObject *);
+static PyObject *p_true;
+
+static int torch_on;              /* functions found, option on */
+static atomic_int torch_wanted;   /* device memory was allocated under Python */
+static atomic_int torch_active;   /* ... and torch.cuda is initialized */
+static atomic_int history_on;     /* memory history switched on (or tried) */
+static atomic_int pending_scan;   /* a scan handed to the main thread */
+static uint64_t snap_seq;
+
+static void decref(PyObject *o)
+{
+    if (o && --o->ob_refcnt == 0)
+        p_dealloc(o);
+}
+
+#define SYM(var, name) (var = (__typeof__(var))dlsym(RTLD_DEFAULT, name))
+
+void gs_torch_init(void)
+{
+    if (!gs_opt.torch || !gs_py_active())
+        return;
+    if (!SYM(p_modules, "PyImport_GetModuleDict") || !SYM(p_dict_get, "PyDict_GetItemString") ||
+        !SYM(p_getattr, "PyObject_GetAttrString") || !SYM(p_call0, "PyObject_CallNoArgs") ||
+        !SYM(p_call1, "PyObject_CallOneArg") || !SYM(p_str, "PyUnicode_FromString") ||
+        !SYM(p_truth, "PyObject_IsTrue") || !SYM(p_seq_len, "PySequence_Size") ||
+        !SYM(p_seq_get, "PySequence_GetItem") || !SYM(p_as_u64, "PyLong_AsUnsignedLongLongMask") ||
+        !SYM(p_as_double, "PyFloat_AsDouble") || !SYM(p_utf8, "PyUnicode_AsUTF8AndSize") ||
+        !SYM(p_err_clear, "PyErr_Clear") || !SYM(p_gil_ensure, "PyGILState_Ensure") ||
+        !SYM(p_gil_release, "PyGILState_Release") || !SYM(p_initialized, "Py_IsInitialized") ||
+        !SYM(p_finalizing, "_Py_IsFinalizing") || !SYM(p_pending, "Py_AddPendingCall") ||
+        !SYM(p_dealloc, "_Py_Dealloc") || !SYM(p_true, "_Py_TrueStruct"))
+        return;
+    torch_on = 1;
+}
+
+static void history_start(PyObject *cuda);
+static PyObject *torch_cuda(void);
+
+static int history_cb(void *arg)
+{
+    (void)arg;
+    PyObject *cuda = torch_cuda();
+    if (cuda) {
+        atomic_store(&torch_active, 1);
+        history_start(cuda);
+    }
+    decref(cuda);
+    return 0; /* never raise into the program */
+}
+
+/* The first device block under Python: the main thread, at its next safe
+ * point (Py_AddPendingCall may be called from any thread without the GIL),
+ * looks for torch.cuda; when it is there, scans want snapshots from then
+ * on, and PyTorch's memory history is switched on as early as possible, so
+ * the stacks of the tensors allocated after this one are recorded. Device
+ * memory without torch (ctypes, other frameworks) changes nothing. */
+void gs_torch_note_device(void)
+{
+    if (!torch_on || atomic_load_explicit(&torch_wanted, memory_order_relaxed) ||
+        atomic_exchange(&torch_wanted, 1))
+        return;
+    if (p_initialized() && !p_finalizing())
+        p_pending(history_cb, NULL);
+}
+
+/* ---- weak code ranges ---- */
+
+struct range { uintptr_t lo, hi; };
+static struct range *wr;
+static size_t nwr, wr_cap;
+static uintptr_t *seen; /* module load addresses already looked at */
+static size_t nseen, seen_cap;
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 256;
+    while (c < need)
+        c *= 2;
+    void *n = gs_pages_alloc(c * elem);
+    if (!n)
+        return -1;
+    if (*cap)
+        memcpy(n, *p, *cap * elem);
+    gs_pages_free(*p, *cap * elem);
+    *p = n;
+    *cap = c;
+    return 0;
+}
+
+static void add_range(uintptr_t lo, uintptr_t hi)
+{
+    if (lo < hi && grow((void **)&wr, &wr_cap, nwr + 1, sizeof *wr) == 0)
+        wr[nwr++] = (struct range){lo, hi};
+}
+
+/* The tokens of GCSPY_TORCH_WEAK, one at a time: returns the next token's
+ * length (0 at the end) and its start in *tok. */
+static size_t next_token(const char **cur, const char **tok)
+{
+    const char *s = *cur;
+    while (*s == ',' || *s == ' ')
+        s++;
+    const char *e = s;
+    while (*e && *e != ',')
+        e++;
+    *tok = s;
+    *cur = e;
+    return (size_t)(e - s);
+}
+
+static int is_module_token(const char *t, size_t n)
+{
+    return memmem(t, n, ".so", 3) != NULL;
+}
+
+static void module_symbols(struct dl_phdr_info *info, const char *pat, size_t plen)
+{
+    struct gs_dynsyms d;
+    if (gs_elf_dynsyms(info, &d))
+        return;
+    const ElfW(Sym) *symtab = d.symtab;
+    for (size_t i = 0; i < d.nsyms; i++) {
+        const ElfW(Sym) *s = &symtab[i];
+        if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || !s->st_value || !s->st_size ||
+            s->st_shndx == SHN_UNDEF || s->st_name >= d.strsz)
+            continue;
+        const char *name = d.strtab + s->st_name;
+        if (memmem(name, strnlen(name, d.strsz - s->st_name), pat, plen))
+            add_range(d.base + s->st_value, d.base + s->st_value + s->st_size);
+    }
+}
+
+static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    (void)arg;
+    for (size_t i = 0; i < nseen; i++)
+        if (seen[i] == info->dlpi_addr)
+            return 0;
+    if (grow((void **)&seen, &seen_cap, nseen + 1, sizeof *seen))
+        return 0;
+    seen[nseen++] = info->dlpi_addr;
+    const char *path = info->dlpi_name ? info->dlpi_name : "";
+    const char *slash = strrchr(path, '/');
+    const char *file = slash ? slash + 1 : path;
+    const char *cur = gs_opt.torch_weak ? gs_opt.torch_weak : "", *tok;
+    size_t n;
+    while ((n = next_token(&cur, &tok))) {
+        if (is_module_token(tok, n)) {
+            if (strncmp(file, tok, n))
+                continue;
+            for (int i = 0; i < info->dlpi_phnum; i++) {
+                const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+                if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+                    add_range(info->dlpi_addr + ph->p_vaddr,
+                              info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+            }
+        } else {
+            module_symbols(info, tok, n);
+        }
+    }
+    return 0;
+}
+
+/* Shell sort of records that start with a u64 key (ranges, segments,
+ * blocks): no allocation, and there are few enough of them. */
+_Static_assert(sizeof(struct gs_pool_blk) <= 32 && sizeof(struct range) <= 32, "sort_by_key's buffer");
+static void sort_by_key(void *base, size_t n, size_t size)
+{
+    char *v = base, t[32];
+    for (size_t gap = n / 2; gap; gap /= 2)
+        for (size_t i = gap; i < n; i++)
+            for (size_t j = i; j >= gap; j -= gap) {
+                uint64_t a, b;
+                memcpy(&a, v + (j - gap) * size, 8);
+                memcpy(&b, v + j * size, 8);
+                if (a <= b)
+                    break;
+                memcpy(t, v + j * size, size);
+                memcpy(v + j * size, v + (j - gap) * size, size);
+                memcpy(v + (j - gap) * size, t, size);
+            }
+}
+
+static int weak_ip(uint64_t ip)
+{
+    if (ip & GS_IP_PYFRAME || !nwr)
+        return 0;
+    size_t lo = 0, hi = nwr;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (wr[mid].lo <= ip)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    /* return addresses point just past the call: ip - 1 is in the caller */
+    return lo && ip - 1 >= wr[lo - 1].lo && ip - 1 < wr[lo - 1].hi;
+}
+
+static uint8_t *weak_bits;
+static uint64_t weak_cap;
+static uint32_t weak_done = 1;
+
+/* Before a scan, by the thread that owns it (scan.c), world running,
+ * recursion flag set: new modules' weak ranges, then new stacks' bits. */
+void gs_torch_prepare_scan(const uint8_t **bits, uint32_t *nbits)
+{
+    *bits = NULL;
+    *nbits = 0;
+    if (!gs_opt.torch || !gs_opt.torch_weak || !*gs_opt.torch_weak)
+        return;
+    size_t before = nwr;
+    dl_iterate_phdr(module_cb, NULL);
+    if (nwr != before) {
+        sort_by_key(wr, nwr, sizeof *wr);
+        weak_done = 1; /* new ranges: recompute every stack */
+    }
+    if (!nwr)
+        return;
+    weak_done = gs_stack_weak_fill(&weak_bits, &weak_cap, weak_done, weak_ip);
+    *bits = weak_bits;
+    *nbits = weak_done;
+}
+
+/* ---- Python helpers (GIL held) ---- */
+
+static PyObject *dget(PyObject *d, const char *k)
+{
+    if (!d || !(Py_TYPE(d)->tp_flags & Py_TPFLAGS_DICT_SUBCLASS))
+        return NULL;
+    return p_dict_get(d, k); /* borrowed */
+}
+
+static uint64_t u64_of(PyObject *o)
+{
+    if (!o)
+        return 0;
+    uint64_t v = 0;
+    if (Py_TYPE(o)->tp_flags & Py_TPFLAGS_LONG_SUBCLASS)
+        v = p_as_u64(o);
+    else if (!strcmp(Py_TYPE(o)->tp_name, "float")) {
+        double d = p_as_double(o);
+        v = d > 0 ? (uint64_t)d : 0;
+    }
+    p_err_clear();
+    return v;
+}
+
+static int str_is(PyObject *o, const char *s)
+{
+    Py_ssize_t n = 0;
+    const char *b = o && (Py_TYPE(o)->tp_flags & Py_TPFLAGS_UNICODE_SUBCLASS) ? p_utf8(o, &n) : NULL;
+    if (!b) {
+        p_err_clear();
+        return 0;
+    }
+    return (size_t)n == strlen(s) && !memcmp(b, s, (size_t)n);
+}
+
+/* torch, when it is imported and torch.cuda is initialized (new ref). */
+static PyObject *torch_cuda(void)
+{
+    PyObject *mods = p_modules();
+    PyObject *torch = mods ? p_dict_get(mods, "torch") : NULL;
+    if (!torch)
+        return NULL;
+    PyObject *cuda = p_getattr(torch, "cuda");
+    PyObject *init = cuda ? p_getattr(cuda, "is_initialized") : NULL;
+    PyObject *r = init ? p_call0(init) : NULL;
+    int yes = r && p_truth(r) == 1;
+    decref(r);
+    decref(init);
+    p_err_clear();
+    if (!yes) {
+        decref(cuda);
+        return NULL;
+    }
+    return cuda;
+}
+
+/* torch.cuda.memory._record_memory_history: torch 2.x takes
+ * enabled="all" (and records Python stacks by default); 1.13 takes a bool. */
+static void history_start(PyObject *cuda)
+{
+    if (!gs_opt.torch_history || atomic_exchange(&history_on, 1))
+        return;
+    PyObject *mem = p_getattr(cuda, "memory");
+    PyObject *rec = mem ? p_getattr(mem, "_record_memory_history") : NULL;
+    PyObject *r = NULL;
+    if (rec) {
+        PyObject *all = p_str("all");
+        r = all ? p_call1(rec, all) : NULL;
+        decref(all);
+        if (!r) {
+            p_err_clear();
+            r = p_call1(rec, p_true);
+        }
+    }
+    decref(r);
+    decref(rec);
+    decref(mem);
+    p_err_clear();
+}
+
+/* ---- code ids and stacks for PyTorch's frames ---- */
+
+#define NAMED_CAP (1u << 16)
+struct named { uint64_t key; uint32_t id; };
+static struct named *named;
+
+static uint64_t fnv(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (uint8_t)s[i]) * 0x100000001B3ull;
+    return h;
+}
+
+static uint32_t code_named(const char *file, size_t flen, const char *fn, size_t fnlen)
+{
+    if (!named && !(named = gs_pages_alloc(NAMED_CAP * sizeof *named)))
+        return 0;
+    uint64_t key = fnv(fnv(0xCBF29CE484222325ull, file, flen) ^ 0xFF, fn, fnlen) | 1;
+    uint32_t j = (uint32_t)(key >> 40) & (NAMED_CAP - 1);
+    for (uint32_t n = 0; n < NAMED_CAP; n++, j = (j + 1) & (NAMED_CAP - 1)) {
+        if (named[j].key == key)
+            return named[j].id;
+        if (!named[j].key) {
+            uint32_t id = gs_py_code_new(file, flen, fn, fnlen);
+            if (id) {
+                named[j].key = key;
+                named[j].id = id;
+            }
+            return id;
+        }
+    }
+    return 0;
+}
+
+/* PyTorch's frames (innermost first: filename, line, name) as a stack id. */
+static uint32_t frames_stack(PyObject *frames)
+{
+    if (!frames)
+        return 0;
+    Py_ssize_t n = p_seq_len(frames);
+    if (n <= 0) {
+        p_err_clear();
+        return 0;
+    }
+    uintptr_t ips[GS_MAX_DEPTH];
+    int k = 0, max = (int)(gs_opt.depth < GS_MAX_DEPTH ? gs_opt.depth : GS_MAX_DEPTH);
+    for (Py_ssize_t i = 0; i < n && k < max; i++) {
+        PyObject *f = p_seq_get(frames, i);
+        PyObject *file = dget(f, "filename"), *name = dget(f, "name"), *line = dget(f, "line");
+        Py_ssize_t fl = 0, nl = 0;
+        const char *fs = file ? p_utf8(file, &fl) : NULL;
+        const char *ns = name ? p_utf8(name, &nl) : NULL;
+        p_err_clear();
+        if (fs && ns) {
+            int saved = gs_tls.in_hook;
+            gs_tls.in_hook = 1;
+            uint32_t id = code_named(fs, (size_t)fl, ns, (size_t)nl);
+            gs_restore(saved);
+            ips[k++] = GS_IP_PYFRAME | (uint64_t)id << 32 | (uint32_t)u64_of(line);
+        }
+        decref(f);
+    }
+    if (!k)
+        return 0;
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1;
+    uint32_t id = gs_stack_intern(ips, k);
+    gs_restore(saved);
+    return id;
+}
+
+/* The frames of a snapshot block: torch 2.1+ "frames", 2.0 and 1.13 the
+ * last "history" entry's. */
+static uint32_t block_stack(PyObject *blk)
+{
+    PyObject *fr = dget(blk, "frames");
+    if (fr)
+        return frames_stack(fr);
+    PyObject *hist = dget(blk, "history");
+    Py_ssize_t n = hist ? p_seq_len(hist) : 0;
+    if (n <= 0) {
+        p_err_clear();
+        return 0;
+    }
+    PyObject *last = p_seq_get(hist, n - 1);
+    uint32_t id = frames_stack(dget(last, "frames"));
+    decref(last);
+    return id;
+}
+
+/* ---- the snapshot ---- */
+
+static struct gs_pool_view view;
+static size_t seg_cap, blk_cap;
+
+static void emit(uint8_t type, const uint64_t *v, int n)
+{
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1;
+    gs_emit_meta(type, v, n);
+    gs_restore(saved);
+}
+
+static unsigned block_state(PyObject *st)
+{
+    if (str_is(st, "active_allocated"))
+        return GS_PBLK_ACTIVE;
+    if (str_is(st, "active_pending_free"))
+        return GS_PBLK_PENDING_FREE;
+    return GS_PBLK_INACTIVE;
+}
+
+static unsigned action_of(PyObject *a)
+{
+    static const char *names[] = {
+        [GS_PEV_ALLOC] = "alloc", [GS_PEV_FREE_REQUESTED] = "free_requested",
+        [GS_PEV_FREE_COMPLETED] = "free_completed", [GS_PEV_SEGMENT_ALLOC] = "segment_alloc",
+        [GS_PEV_SEGMENT_FREE] = "segment_free", [GS_PEV_SEGMENT_MAP] = "segment_map",
+        [GS_PEV_SEGMENT_UNMAP] = "segment_unmap", [GS_PEV_SNAPSHOT] = "snapshot",
+        [GS_PEV_OOM] = "oom"};
+    for (unsigned i = 0; i < GS_PEV_OTHER; i++)
+        if (str_is(a, names[i]))
+            return i;
+    return GS_PEV_OTHER;
+}
+
+struct counts { uint64_t segs, blks, events; };
+
+/* One pass over the snapshot: counts only (emit 0), or records and the view
+ * (emit 1). The counts go first in POOL_SNAPSHOT, so the snapshot is walked
+ * twice rather than buffered. */
+static int walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct counts *c)
+{
+    memset(c, 0, sizeof *c);
+    Py_ssize_t ns = segs ? p_seq_len(segs) : 0;
+    for (Py_ssize_t i = 0; i < ns; i++) {
+        PyObject *seg = p_seq_get(segs, i);
+        uint64_t addr = u64_of(dget(seg, "address")), size = u64_of(dget(seg, "total_size"));
+        PyObject *blocks = dget(seg, "blocks");
+        Py_ssize_t nb = blocks ? p_seq_len(blocks) : 0;
+        if (!addr || !size) {
+            decref(seg);
+            continue;
+        }
+        c->segs++;
+        if (out) {
+            PyObject *type = dget(seg, "segment_type");
+            uint64_t v[6] = {id, u64_of(dget(seg, "device")), addr, size,
+                             u64_of(dget(seg, "stream")),
+                             str_is(type, "large")   ? GS_POOL_LARGE
+                             : str_is(type, "small") ? GS_POOL_SMALL
+                                                     : GS_POOL_OTHER};
+            emit(GS_REC_POOL_SEGMENT, v, 6);
+            if (grow((void **)&view.seg, &seg_cap, view.nseg + 1, sizeof *view.seg) == 0)
+                view.seg[view.nseg++] = (struct gs_pool_seg){addr, size};
+        }
+        uint64_t at = addr; /* 1.13 gives no block addresses: they tile the segment */
+        for (Py_ssize_t j = 0; j < nb; j++) {
+            PyObject *blk = p_seq_get(blocks, j);
+            PyObject *a = dget(blk, "address");
+            uint64_t baddr = a ? u64_of(a) : at, bsize = u64_of(dget(blk, "size"));
+            at = baddr + bsize;
+            c->blks++;
+            if (out) {
+                PyObject *rq = dget(blk, "requested_size");
+                unsigned st = block_state(dget(blk, "state"));
+                uint32_t stack = st == GS_PBLK_INACTIVE ? 0 : block_stack(blk);
+                uint64_t v[6] = {id, baddr, bsize, rq ? u64_of(rq) : bsize, st, stack};
+                emit(GS_REC_POOL_BLOCK, v, 6);
+                if (st != GS_PBLK_INACTIVE &&
+                    grow((void **)&view.blk, &blk_cap, view.nblk + 1, sizeof *view.blk) == 0)
+                    view.blk[view.nblk++] = (struct gs_pool_blk){baddr, bsize, stack,
+                                                                  (uint8_t)st, 0, {0}};
+            }
+            decref(blk);
+        }
+        p_err_clear();
+        decref(seg);
+    }
+    /* device_traces: one list per device */
+    Py_ssize_t nd = traces ? p_seq_len(traces) : 0;
+    uint64_t wall0 = gs_mono_ns(CLOCK_REALTIME) - gs_now_fine();
+    for (Py_ssize_t d = 0; d < nd; d++) {
+        PyObject *evs = p_seq_get(traces, d);
+        Py_ssize_t ne = evs ? p_seq_len(evs) : 0;
+        for (Py_ssize_t j = 0; j < ne; j++) {
+            PyObject *ev = p_seq_get(evs, j);
+            c->events++;
+            if (out) {
+                uint64_t us = u64_of(dget(ev, "time_us")), t = 0;
+                if (us && us * 1000 > wall0 && us * 1000 - wall0 <= gs_now_fine())
+                    t = us * 1000 - wall0;
+                uint64_t v[8] = {id, t, (uint64_t)d, action_of(dget(ev, "action")),
+                                 u64_of(dget(ev, "addr")), u64_of(dget(ev, "size")),
+                                 u64_of(dget(ev, "stream")), frames_stack(dget(ev, "frames"))};
+                emit(GS_REC_POOL_EVENT, v, 8);
+            }
+            decref(ev);
+        }
+        p_err_clear();
+        decref(evs);
+    }
+    p_err_clear();
+    return 0;
+}
+
+/* GIL held, recursion flag clear. Takes a snapshot when torch.cuda is in
+ * use: writes it and fills `view`. Returns 1 when it did. */
+static int snapshot(unsigned why)
+{
+    if (!torch_on || !gs_tracing() || p_finalizing())
+        return 0;
+    PyObject *cuda = torch_cuda();
+    if (!cuda)
+        return 0;
+    atomic_store(&torch_active, 1);
+    history_start(cuda);
+    PyObject *mem = p_getattr(cuda, "memory");
+    PyObject *fn = mem ? p_getattr(mem, "_snapshot") : NULL;
+    PyObject *snap = fn ? p_call0(fn) : NULL;
+    decref(fn);
+    decref(mem);
+    decref(cuda);
+    if (!snap) {
+        p_err_clear();
+        return 0;
+    }
+    /* torch 2.x: {"segments": [...], "device_traces": [[...], ...]};
+     * 1.13: the list of segments */
+    PyObject *segs = snap, *traces = NULL;
+    if (Py_TYPE(snap)->tp_flags & Py_TPFLAGS_DICT_SUBCLASS) {
+        segs = dget(snap, "segments");
+        traces = dget(snap, "device_traces");
+    }
+    struct counts c;
+    walk(segs, traces, 0, 0, &c);
+    uint64_t id = ++snap_seq;
+    uint64_t v[6] = {id, gs_now_fine(), why, c.segs, c.blks, c.events};
+    emit(GS_REC_POOL_SNAPSHOT, v, 6);
+    view.nseg = view.nblk = 0;
+    struct counts c2;
+    walk(segs, traces, id, 1, &c2);
+    decref(snap);
+    sort_by_key(view.seg, view.nseg, sizeof *view.seg);
+    sort_by_key(view.blk, view.nblk, sizeof *view.blk);
+    return 1;
+}
+
+/* ---- scans ---- */
+
+/* GIL held, flag clear: snapshot, then the scan with its view. */
+static int scan_with_snapshot(int trigger)
+{
+    unsigned why = trigger == GS_SCAN_TRIG_EXIT  ? GS_POOL_WHY_EXIT
+                 : trigger == GS_SCAN_TRIG_API   ? GS_POOL_WHY_API
+                                                 : GS_POOL_WHY_SCAN;
+    int have = snapshot(why);
+    return gs_scan_program(trigger, have ? &view : NULL);
+}
+
+static int pending_scan_cb(void *arg)
+{
+    atomic_store(&pending_scan, 0);
+    scan_with_snapshot((int)(intptr_t)arg);
+    return 0; /* never raise into the program */
+}
+
+/* Writer thread: a scan due for a process whose torch uses CUDA is handed
+ * to the main thread. Returns 1 when it was (or one is already queued). */
+int gs_torch_route_scan(int trigger)
+{
+    if (!torch_on || !atomic_load(&torch_active) || !p_initialized() || p_finalizing())
+        return 0;
+    if (atomic_exchange(&pending_scan, 1))
+        return 1;
+    if (p_pending(pending_scan_cb, (void *)(intptr_t)trigger) != 0) {
+        atomic_store(&pending_scan, 0);
+        return 0;
+    }
+    return 1;
+}
+
+/* gcspy_scan(): from any program thread; ctypes calls come without the
+ * GIL, so it is taken here. Returns -2 when this path does not apply. */
+int gs_torch_api_scan(void)
+{
+    if (!torch_on || !atomic_load(&torch_active) || !p_initialized() || p_finalizing())
+        return -2;
+    int g = p_gil_ensure();
+    int rc = scan_with_snapshot(GS_SCAN_TRIG_API);
+    p_gil_release(g);
+    return rc;
+}
+
+/* Python's atexit (registered by python.c once the interpreter runs): the
+ * exit scan, while torch still works. */
+int gs_torch_at_exit(void)
+{
+    if (!torch_on || !atomic_load(&torch_wanted) || !gs_opt.scan_at_exit)
+        return 0;
+    PyObject *cuda = torch_cuda();
+    if (!cuda)
+        return 0;
+    decref(cuda);
+    return scan_with_snapshot(GS_SCAN_TRIG_EXIT) == 0;
+}
+
+/* Taken on demand: gcspy_pool_snapshot() (include/gcspy.h). */
+__attribute__((visibility("default"))) int gcspy_pool_snapshot(void)
+{
+    if (!torch_on || gs_tls.in_hook || !p_initialized() || p_finalizing())
+        return -1;
+    int g = p_gil_ensure();
+    int rc = snapshot(GS_POOL_WHY_API) ? 0 : -1;
+    p_gil_release(g);
+    return rc;
+}
