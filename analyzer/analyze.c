@@ -709,7 +709,8 @@ static int feed(struct gs_model *m, struct gs_validate *v, const struct gs_recor
         return 0;
     if (gs_model_feed(m, rec))
         return -1;
-    gs_validate_post(v, m, rec);
+    if (rec->type == GS_REC_FREE || rec->type == GS_REC_FREE_EX)
+        gs_validate_post(v, m, rec);
     return 0;
 }
 

@@ -132,11 +132,27 @@ void gs_validate_free(struct gs_validate *v)
 
 /* ---- the checks ---- */
 
+static int thread_started(const struct gs_validate *v, uint64_t t)
+{
+    if (t < GS_TBITS)
+        return (v->tbits[t / 64] >> (t % 64)) & 1;
+    return idset_has(&v->threads, t);
+}
+
+static int thread_start(struct gs_validate *v, uint64_t t)
+{
+    if (t < GS_TBITS) {
+        v->tbits[t / 64] |= 1ull << (t % 64);
+        return 0;
+    }
+    return idset_add(&v->threads, t);
+}
+
 static void need_thread(struct gs_validate *v, const struct gs_record *r, uint64_t thread)
 {
     char nb[16];
     /* thread 0: an event of no known thread (one whose thread state is gone) */
-    if (thread && !idset_has(&v->threads, thread))
+    if (thread && !thread_started(v, thread))
         gs_validate_problem(v, r, "%s by thread %" PRIu64 ", which has no THREAD_START before it",
                             gs_rec_name(r->type, nb), thread);
 }
@@ -179,6 +195,32 @@ int gs_validate_pre(struct gs_validate *v, const struct gs_model *m, const struc
     v->unmatched_before = m->unmatched_frees;
     if (r->type == GS_REC_TIMEBASE)
         return 1;
+    /* The hot records of a trace in order (most of any trace): the checks
+     * that can fail, each a compare or a bit test; anything odd takes the
+     * general path below, which says what is wrong. */
+    if (__builtin_expect(v->have_proc && !v->have_end, 1)) {
+        uint64_t th;
+        switch (r->type) {
+        case GS_REC_FREE:
+            return 1;
+        case GS_REC_FREE_EX:
+            th = r->u.free.thread;
+            if (!th || (th < GS_TBITS && ((v->tbits[th / 64] >> (th % 64)) & 1)))
+                return 1;
+            break;
+        case GS_REC_ALLOC:
+        case GS_REC_ALLOC_EX:
+            th = r->u.alloc.thread;
+            if ((!th || (th < GS_TBITS && ((v->tbits[th / 64] >> (th % 64)) & 1))) &&
+                r->u.alloc.stack <= v->max_stack && r->u.alloc.addr &&
+                r->u.alloc.size < 1ull << 63 &&
+                (!r->u.alloc.size || r->u.alloc.addr + (r->u.alloc.size - 1) >= r->u.alloc.addr))
+                return 1;
+            break;
+        default:
+            break;
+        }
+    }
     if (v->have_end)
         gs_validate_problem(v, r, "%s record after TRACE_END", gs_rec_name(r->type, nb));
     if (!v->have_proc && r->type != GS_REC_PROCESS_START && !v->before_proc_noted) {
@@ -226,14 +268,14 @@ int gs_validate_pre(struct gs_validate *v, const struct gs_model *m, const struc
     case GS_REC_THREAD_START:
         if (!r->u.thread.index)
             gs_validate_problem(v, r, "THREAD_START of thread 0 (0 means no thread)");
-        else if (idset_has(&v->threads, r->u.thread.index))
+        else if (thread_started(v, r->u.thread.index))
             gs_validate_problem(v, r, "THREAD_START of thread %" PRIu64 ", started before",
                                 r->u.thread.index);
-        else if (idset_add(&v->threads, r->u.thread.index))
+        else if (thread_start(v, r->u.thread.index))
             return -1;
         break;
     case GS_REC_THREAD_EXIT:
-        if (!idset_has(&v->threads, r->u.thread.index))
+        if (!thread_started(v, r->u.thread.index))
             gs_validate_problem(v, r, "THREAD_EXIT of thread %" PRIu64 ", which never started",
                                 r->u.thread.index);
         break;

@@ -39,7 +39,11 @@ struct gs_validate {
     uint64_t max_stack;             /* STACK ids are 1, 2, 3, ... in file order */
     int scan_open;
     uint64_t scan_id;
-    struct gs_idset threads, modules;
+    struct gs_idset threads, modules;   /* threads: those of index >= GS_TBITS */
+#define GS_TBITS 65536u
+    uint64_t tbits[GS_TBITS / 64];      /* started threads below GS_TBITS (the
+                                         * shim's indexes are dense from 1): a
+                                         * bit test on the hot records' path */
     uint64_t unmatched_before;      /* the model's count before the record */
 };
 
