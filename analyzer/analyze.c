@@ -25,6 +25,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "validate.h"
+
 static const char *const class_names[GS_RC__N] = {
     "definite", "indirect", "possible", "reachable", "not-freed",
 };
@@ -118,6 +120,7 @@ struct ctx {
     size_t nbuf, capbuf;
     struct stackc *sc;
     size_t sccap, scn;
+    struct gs_validate val;
 };
 
 static int buf_push(struct ctx *c, const struct gs_frame *f)
@@ -696,6 +699,21 @@ static int build_process(struct ctx *c)
     return gs_frag_heap(m, &r->heap);
 }
 
+/* One record: checked, then (unless it cannot be applied) replayed. */
+static int feed(struct gs_model *m, struct gs_validate *v, const struct gs_record *rec)
+{
+    int apply = gs_validate_pre(v, m, rec);
+    if (apply < 0)
+        return -1;
+    if (!apply)
+        return 0;
+    if (gs_model_feed(m, rec))
+        return -1;
+    if (rec->type == GS_REC_FREE || rec->type == GS_REC_FREE_EX)
+        gs_validate_post(v, m, rec);
+    return 0;
+}
+
 static int analyze(struct gs_reader *rd, const char *name, const struct gs_analyze_opts *o,
                    struct gs_symbolizer *sym, struct gs_result **out, char *err,
                    size_t errlen)
@@ -709,6 +727,7 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
     struct gs_result *r = calloc(1, sizeof *r);
     struct ctx c;
     memset(&c, 0, sizeof c);
+    gs_validate_init(&c.val);
     if (!m || !r || gs_model_init(m, &o->model)) {
         if (m)
             gs_model_free(m);
@@ -722,7 +741,8 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
      * cache lines prefetched meanwhile (the live set and the sites are too
      * big for the cache; the records of one trace are not). Lengthed
      * records point into the reader's chunk, valid only until the next
-     * read: the ring is drained and they are fed at once. */
+     * read: the ring is drained and they are fed at once. Each record is
+     * checked against the format's promises (validate.h) as it is fed. */
     enum { AHEAD = 32 };
     struct gs_record *ring = malloc(AHEAD * sizeof *ring);
     if (!ring)
@@ -745,20 +765,20 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
         /* feed the oldest (and, for a lengthed record, everything) */
         unsigned n = rec->type < GS_REC_LENGTHED ? 1 : pending;
         for (unsigned k = 0; k < n; k++) {
-            if (gs_model_feed(m, &ring[head])) {
+            if (feed(m, &c.val, &ring[head])) {
                 free(ring);
                 goto oom;
             }
             head = (head + 1) % AHEAD;
             pending--;
         }
-        if (rec->type >= GS_REC_LENGTHED && gs_model_feed(m, rec)) {
+        if (rec->type >= GS_REC_LENGTHED && feed(m, &c.val, rec)) {
             free(ring);
             goto oom;
         }
     }
     while (pending) {
-        if (gs_model_feed(m, &ring[head])) {
+        if (feed(m, &c.val, &ring[head])) {
             free(ring);
             goto oom;
         }
@@ -770,11 +790,28 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
     r->bytes_read = gs_reader_offset(rd);
     if (st == GS_READ_DAMAGED) {
         r->damage = gs_arena_strdup(&r->arena, gs_reader_error(rd));
+        /* a file that ends inside a chunk was cut while being written (a
+         * kill, a full disk): incomplete; any other damage is malformed */
+        if (!gs_reader_cut(rd))
+            gs_validate_problem(&c.val, NULL, "%s", gs_reader_error(rd));
+    } else if (!m->have_end && m->have_stopped) {
+        r->damage = gs_arena_printf(&r->arena,
+                                    "offset %" PRIu64 ": the trace ends after %" PRIu64
+                                    " chunks at STOPPED: tracing stopped on a failure (%s)",
+                                    r->bytes_read, r->chunks,
+                                    m->stopped_reason ? m->stopped_reason : "");
     } else if (!m->have_end) {
         r->damage = gs_arena_printf(&r->arena,
                                     "offset %" PRIu64 ": the trace ends after %" PRIu64
                                     " chunks without TRACE_END (the process was killed, "
                                     "or is still running)", r->bytes_read, r->chunks);
+    }
+    r->problems = c.val.problems;
+    if (r->problems) {
+        r->malformed = 1;
+        r->problem = gs_arena_strdup(&r->arena, c.val.first);
+        if (!r->problem)
+            goto oom;
     }
     r->complete = r->damage == NULL;
     if (!r->complete && !r->damage)
@@ -791,6 +828,7 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
         goto oom;
     free(c.buf);
     free(c.sc);
+    gs_validate_free(&c.val);
     gs_reader_close(rd);
     gs_model_free(m);
     free(m);
@@ -799,6 +837,7 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
 oom:
     free(c.buf);
     free(c.sc);
+    gs_validate_free(&c.val);
     gs_reader_close(rd);
     gs_model_free(m);
     free(m);

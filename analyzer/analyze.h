@@ -26,7 +26,9 @@ void gs_analyze_defaults(struct gs_analyze_opts *o);
 
 /* Analyses the trace at path. Stacks are symbolized with sym (NULL: not at
  * all, their `resolved` stays 0). Returns 0 with *out set (check (*out)->complete:
- * a damaged or cut trace still gives a result), or -1 with a one-line
+ * a damaged or cut trace still gives a result; and (*out)->malformed: a trace
+ * that breaks its format's promises is replayed whole, its first problem
+ * named with its byte offset), or -1 with a one-line
  * message in err when the trace cannot be read at all (missing, not a trace,
  * newer format) or memory runs out. */
 int gs_analyze_file(const char *path, const struct gs_analyze_opts *o,

@@ -101,8 +101,12 @@ void gs_check_eval(const struct gs_check_limits *l, const char *trace,
     char b1[32], b2[32], cl[128];
     memset(v, 0, sizeof *v);
     if (!r) {
+        /* the reader's messages name the trace already */
         v->status = 2;
-        snprintf(v->line, sizeof v->line, "ERROR %s: %s", trace, error ? error : "not readable");
+        if (error)
+            snprintf(v->line, sizeof v->line, "ERROR %s", error);
+        else
+            snprintf(v->line, sizeof v->line, "ERROR %s: not readable", trace);
         snprintf(v->detail, sizeof v->detail, "%s", error ? error : "not readable");
         return;
     }
@@ -131,6 +135,15 @@ void gs_check_eval(const struct gs_check_limits *l, const char *trace,
     char who[600];
     snprintf(who, sizeof who, "%s (pid %" PRIu64 " %.200s)", trace, r->pid,
              r->command ? r->command : "");
+    if (r->malformed) {
+        v->status = 2;
+        snprintf(v->line, sizeof v->line, "ERROR %s: malformed trace: %s", who, r->problem);
+        if (r->problems > 1)
+            append(v->line, sizeof v->line, " (and %" PRIu64 " more problem%s)", r->problems - 1,
+                   r->problems == 2 ? "" : "s");
+        snprintf(v->detail, sizeof v->detail, "%s", r->problem);
+        return;
+    }
     if (!r->complete && l->require_complete) {
         v->status = 2;
         snprintf(v->line, sizeof v->line, "ERROR %s: incomplete trace: %s", who, r->damage);

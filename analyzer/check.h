@@ -6,7 +6,8 @@
  * inherited from a parent process (the parent's own trace counts those).
  * Host-side memory (host, pinned, managed) is held to max_bytes and
  * max_blocks, device memory to max_device_bytes. "growth" in fail_on fails
- * a trace with any growth suspect that is not suppressed.
+ * a trace with any growth suspect that is not suppressed. A malformed trace
+ * (result.h) is an error whatever its leaks.
  */
 #ifndef GCSPY_CHECK_H
 #define GCSPY_CHECK_H

@@ -1,8 +1,9 @@
 /*
  * `gcspy check TRACE... [limits] [--suppressions FILE] [--junit FILE]`: the
- * CI gate's command line (the judgement itself is check.c). One verdict line per trace on standard output; exit status 0 when
- * every trace is within its limits, 1 when a limit is exceeded, 2 on any
- * error (unreadable trace, bad option, a write that failed).
+ * CI gate's command line (the judgement itself is check.c). One verdict line
+ * per trace on standard output; exit status 0 when every trace is within its
+ * limits, 1 when a limit is exceeded, 2 on any error (unreadable or
+ * malformed trace, bad option, a write that failed).
  *
  * Defaults follow LeakSanitizer: without limits any definite or indirect
  * leak fails. Giving --max-leak-bytes alone leaves the block count
@@ -24,7 +25,9 @@ static void usage(FILE *f)
             "usage: gcspy check TRACE... [limits] [--suppressions FILE] [--junit FILE]\n"
             "\n"
             "The CI gate: one verdict line per trace; exit status 0 when every trace is\n"
-            "within the limits, 1 when one is exceeded, 2 on any error.\n"
+            "within the limits, 1 when one is exceeded, 2 on any error (a trace that\n"
+            "cannot be read, or a malformed one: its verdict and stderr name the byte\n"
+            "offset of the first problem).\n"
             "\n"
             "limits (sizes take K, M, G suffixes):\n"
             "  --max-leak-bytes N         leaked host, pinned and managed bytes allowed\n"

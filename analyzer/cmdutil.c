@@ -4,6 +4,7 @@
 #include "cmdutil.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,8 +111,17 @@ int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_anal
         if (supps)
             gs_supp_apply(supps, r, o->all_classes_mask);
         it->r = r;
-        if (!r->complete && !quiet)
+        if (r->malformed) {
+            /* an error, quiet or not: the caller exits 2 */
+            out->malformed++;
+            fprintf(stderr, "gcspy %s: %s: malformed trace: %s", cmd, paths[i], r->problem);
+            if (r->problems > 1)
+                fprintf(stderr, " (and %" PRIu64 " more problem%s)", r->problems - 1,
+                        r->problems == 2 ? "" : "s");
+            fputc('\n', stderr);
+        } else if (!r->complete && !quiet) {
             fprintf(stderr, "gcspy %s: warning: %s is incomplete: %s\n", cmd, paths[i], r->damage);
+        }
     }
     uint32_t np = 0;
     while (gs_sym_problem(out->sym, np))

@@ -41,13 +41,16 @@ struct gs_loaded {
     struct gs_result **results;
     char **errors;
     size_t n, unreadable;
+    size_t malformed;           /* readable, but breaking the format's promises */
     struct gs_symbolizer *sym;
     const char **problems;      /* NULL-terminated symbolizer messages */
 };
 
 /* Analyses every path; a trace that cannot be read becomes an item with an
  * error (the caller decides what that means). Returns -1 only when out of
- * memory. Warnings about incomplete traces go to stderr unless quiet. */
+ * memory. Warnings about incomplete traces go to stderr unless quiet; a
+ * malformed trace (result.h) gets one error line on stderr, quiet or not,
+ * naming its first problem with the byte offset, and is counted. */
 int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_analyze_opts *o,
                    int symbols, const struct gs_supps *supps, int quiet,
                    struct gs_loaded *out);

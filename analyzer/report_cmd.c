@@ -3,8 +3,11 @@
  * over every trace given (ranks of a job, a parent and its forked workers),
  * with a section per process and totals. Exit status 0 when the report was
  * written, whatever it says (`gcspy check` is the gate); 2 on bad options,
- * an unreadable trace, or a failed write. An incomplete or damaged trace is
- * reported up to the damage, with a warning on stderr.
+ * an unreadable trace, or a failed write. An incomplete trace (cut by a
+ * kill: no TRACE_END, or the file ends inside a chunk) is reported up to the
+ * cut, with a warning on stderr. A malformed trace (damage, or content that
+ * breaks the format's promises) is reported too, marked so, and the exit
+ * status is 2 after one error line naming the first problem's byte offset.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,7 +44,11 @@ static void usage(FILE *f)
             "  --cuda-pause-ms X     synchronous CUDA calls at least X ms long are pauses (1)\n"
             "  --growth-min-bytes N  least fitted rise for a growth suspect (64K)\n"
             "  --growth-min-r2 X     least goodness of fit for a growth suspect (0.8)\n"
-            "  -q, --quiet           no warnings about incomplete traces\n");
+            "  -q, --quiet           no warnings about incomplete traces\n"
+            "\n"
+            "Exit status: 0 when the report was written; 2 on errors, and when a trace is\n"
+            "malformed (its report is written, marked so, and stderr names the byte\n"
+            "offset of the first problem).\n");
 }
 
 int gs_cmd_report(int argc, char **argv)
@@ -176,7 +183,7 @@ int gs_cmd_report(int argc, char **argv)
     if (wr) {
         fprintf(stderr, "gcspy report: writing the report to %s failed\n", output ? output : "standard output");
     } else {
-        rc = 0;
+        rc = ld.malformed ? 2 : 0;
     }
     gs_loaded_free(&ld);
 out:

@@ -108,6 +108,11 @@ struct gs_result {
     /* completeness */
     int complete;
     const char *damage;             /* NULL when complete */
+    /* the format's promises (validate.h): a malformed trace breaks one, by
+     * its content or by damage other than a cut at the end of the file */
+    int malformed;
+    uint64_t problems;              /* how many were found */
+    const char *problem;            /* the first, naming its byte offset; NULL: none */
     uint64_t chunks, bytes_read;
     int have_stopped;
     uint64_t stopped_dropped, t_stopped;

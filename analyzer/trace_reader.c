@@ -57,6 +57,7 @@ struct gs_reader {
 
     ZSTD_DCtx *dctx;
     int state;              /* GS_READ_OK, or the sticky EOF/DAMAGED */
+    int cut;                /* the damage: the file ends inside a chunk */
     char err[256];
 };
 
@@ -235,6 +236,7 @@ void gs_reader_close(struct gs_reader *r)
 }
 
 const char *gs_reader_error(const struct gs_reader *r) { return r->err; }
+int gs_reader_cut(const struct gs_reader *r) { return r->state == GS_READ_DAMAGED && r->cut; }
 uint16_t gs_reader_major(const struct gs_reader *r) { return r->major; }
 uint16_t gs_reader_minor(const struct gs_reader *r) { return r->minor; }
 uint64_t gs_reader_flags(const struct gs_reader *r) { return r->flags; }
@@ -258,10 +260,12 @@ static int load_chunk(struct gs_reader *r)
                        at, k, strerror(errno));
     if (n == 0)
         return r->state = GS_READ_EOF;
-    if ((size_t)n < GS_CHUNK_HDR_SIZE)
+    if ((size_t)n < GS_CHUNK_HDR_SIZE) {
+        r->cut = 1;
         return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32
                        ": truncated chunk (header has %zd of %u bytes)",
                        at, k, n, GS_CHUNK_HDR_SIZE);
+    }
     if (gs_le32(h) != GS_CHUNK_MAGIC)
         return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": bad chunk magic 0x%08" PRIx32,
                        at, k, gs_le32(h));
@@ -290,10 +294,19 @@ static int load_chunk(struct gs_reader *r)
     if (n < 0)
         return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": read error: %s",
                        at, k, strerror(errno));
-    if ((size_t)n < comp_len)
+    if ((size_t)n < comp_len) {
+        /* A write cut short leaves a prefix of the payload, whose CRC is
+         * not the header's (but for a 2^-32 chance); a whole payload under
+         * a length that is too large matches it. */
+        if (gs_crc32c(payload, (size_t)n) == crc)
+            return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": chunk length %" PRIu32
+                           " runs past the end of the file (the %zd bytes there are the whole "
+                           "payload: they match its CRC)", at, k, comp_len, n);
+        r->cut = 1;
         return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32
                        ": truncated chunk (payload has %zd of %" PRIu32 " bytes)",
                        at, k, n, comp_len);
+    }
     r->off += comp_len;
     if (gs_crc32c(payload, comp_len) != crc)
         return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": payload CRC mismatch", at, k);
@@ -386,6 +399,7 @@ static int decode(struct gs_reader *r, struct gs_record *rec)
     rec->type = type;
     rec->file_offset = r->chunk_off;
     rec->payload_offset = at;
+    rec->chunk = r->chunk_seq;
 
     if (!lengthed) {
         switch (type) {

@@ -9,7 +9,8 @@
  * Damage never loses what came before it: gs_reader_next returns
  * GS_READ_DAMAGED once, with a message naming the byte offset in the file,
  * after every record that preceded the damage has been returned; the caller
- * reports what it has and marks the result incomplete.
+ * reports what it has and marks the result incomplete (and, unless the file
+ * merely ends inside a chunk, gs_reader_cut, malformed).
  */
 #ifndef GCSPY_TRACE_READER_H
 #define GCSPY_TRACE_READER_H
@@ -39,6 +40,7 @@ struct gs_record {
     uint8_t type;          /* enum gs_rec_type; unknown lengthed types are skipped */
     uint64_t file_offset;  /* offset of the chunk holding the record */
     uint64_t payload_offset; /* offset of the record in the decompressed payload */
+    uint32_t chunk;        /* seq of the chunk holding the record */
     uint64_t t;            /* ns since process start; 0 for records without a time
                             * (STACK, PYCODE, SCAN_BLOCK, PROCESS_START, the
                             * POOL_SEGMENT and POOL_BLOCK of a snapshot); PAUSE:
@@ -100,6 +102,12 @@ struct gs_reader *gs_reader_open_fd(int fd, const char *name, char *err, size_t 
 int gs_reader_next(struct gs_reader *r, struct gs_record *rec);
 /* After GS_READ_DAMAGED: "offset N: what is wrong". */
 const char *gs_reader_error(const struct gs_reader *r);
+/* After GS_READ_DAMAGED: 1 when the damage is only that the file ends inside
+ * a chunk (its header or payload cut short), as a write cut by a kill or a
+ * full disk leaves a trace: the trace is cut, not malformed. A chunk whose
+ * length runs past the end although its whole payload is there (the bytes
+ * present match its CRC) is malformed, not cut. */
+int gs_reader_cut(const struct gs_reader *r);
 uint16_t gs_reader_major(const struct gs_reader *r);
 uint16_t gs_reader_minor(const struct gs_reader *r);
 uint64_t gs_reader_flags(const struct gs_reader *r);    /* file header flags */

@@ -258,6 +258,13 @@ int main(int argc, char **argv)
     b = gs_put_u(b, 0); b = gs_put_str(b, "0.1.0"); b = gs_put_u(b, 0); b = gs_put_u(b, 64);
     b = gs_put_u(b, 4096);
     put(gs_rec_close(raw + rawlen + 4, b));
+    /* the threads the events name (1 to 8), defined before their first use
+     * as the format promises (docs/trace-format.md) */
+    for (uint64_t i = 1; i <= 8; i++) {
+        b = lengthed_open(GS_REC_THREAD_START, &b);
+        b = gs_put_u(b, i); b = gs_put_u(b, 4242 + i); b = gs_put_u(b, 0);
+        put(gs_rec_close(raw + rawlen + 4, b));
+    }
     for (int i = 0; i < nmods; i++) {
         struct mod *m = &mods[i];
         b = lengthed_open(GS_REC_MODULE, &b);

@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -167,14 +168,16 @@ void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind,
         gs_spin_unlock(&sh->s.lock);
         return;
     }
-    if (GS_UNLIKELY(gs_table_insert(sh, &b))) {
+    /* Room first: reserve may let the lock go (backpressure), and the block
+     * must not be in the table meanwhile, or a context teardown
+     * (gs_drop_device_blocks) could record its FREE ahead of its ALLOC.
+     * The table changes only with the record written, both under the lock. */
+    uint8_t *p = gs_stream_reserve(&sh->s, GS_REC_HOT_MAX);
+    if (GS_LIKELY(p) && GS_UNLIKELY(gs_table_insert(sh, &b))) {
         gs_spin_unlock(&sh->s.lock);
         gs_fail("out of memory for the block table", ENOMEM);
         return;
     }
-    uint8_t *p = gs_stream_reserve(&sh->s, GS_REC_HOT_MAX);
-    if (GS_UNLIKELY(!p)) /* tracing stopped meanwhile: the table keeps to the trace */
-        gs_table_remove(sh, addr, NULL);
     if (GS_LIKELY(p)) {
         struct gs_enc_state *st = &sh->s.cur->st;
         if (GS_LIKELY(kind == GS_MEM_HOST && fn == GS_FN_MALLOC))
@@ -393,8 +396,13 @@ int gs_core_early_init(char **envp)
     gs_stack_init();
     if (pthread_key_create(&thread_key, thread_exit) == 0)
         thread_key_ok = 1;
-    atomic_store(&gs_state, GS_ON);
-    emit_process_start(0);
+    /* PROCESS_START is the trace's first record: written before tracing
+     * starts, so no other thread's definition (THREAD_START) or event can
+     * come first (the meta stream is written ahead of the shards). */
+    emit_process_start(getauxval(AT_SECURE) ? GS_PROC_F_SETUID : 0);
+    int off = GS_OFF; /* not ON when the record's buffer failed (gs_fail stopped us) */
+    if (!atomic_compare_exchange_strong(&gs_state, &off, GS_ON))
+        return -1;
     gs_modules_sync();
     return 0;
 }
@@ -669,8 +677,10 @@ static void fork_child(void)
     }
     started = 0;
     gs_scan_atfork_child();
+    /* First in the child's trace, before its writer thread runs (it writes
+     * SAMPLE records of its own). */
+    emit_process_start(GS_PROC_F_FORKED | (getauxval(AT_SECURE) ? GS_PROC_F_SETUID : 0));
     if (gs_core_start() == 0) {
-        emit_process_start(GS_PROC_F_FORKED);
         gs_modules_reemit();
         gs_stack_lock();
         gs_spin_lock(&gs_meta.lock);

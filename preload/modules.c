@@ -214,18 +214,22 @@ void gs_modules_sync(void)
 static int reemit_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
-    (void)arg;
+    uint64_t g = *(const uint64_t *)arg;
     uintptr_t fv = first_vaddr(info);
     for (int i = 0; i < nmods; i++)
         if (mods[i].base == info->dlpi_addr && mods[i].first_vaddr == fv) {
             gs_spin_lock(&gs_meta.lock);
-            emit_module(info, mods[i].id);
+            if (emit_module(info, mods[i].id) == 0)
+                mods[i].gen = g;
             gs_spin_unlock(&gs_meta.lock);
         }
     return 0;
 }
 
-/* In a forked child: the new trace needs the whole map again. */
+/* In a forked child: the new trace needs the whole map again. A module the
+ * parent unloaded before its last sync is no longer in the loader's list:
+ * it is dropped here, never written, so the child's trace cannot hold a
+ * MODULE_UNLOAD of a module it never defined. */
 void gs_modules_reemit(void)
 {
     atomic_store(&mod_lock, 0); /* a thread that held it does not exist here */
@@ -233,6 +237,13 @@ void gs_modules_reemit(void)
         return;
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1;
-    dl_iterate_phdr(reemit_cb, NULL);
+    uint64_t g = ++gen;
+    dl_iterate_phdr(reemit_cb, &g);
+    for (int i = 0; i < nmods;) {
+        if (mods[i].gen == g)
+            i++;
+        else
+            mods[i] = mods[--nmods];
+    }
     gs_restore(saved);
 }

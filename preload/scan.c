@@ -699,7 +699,14 @@ static int run_scan(int trigger, uintptr_t self_sp)
     struct gs_stopped *th;
     int nth;
     if (gs_stop_world(&th, &nth, why, sizeof why)) {
-        gs_log("scan skipped: %s", why);
+        /* Once per process: a program that blocks the stop signal would
+         * repeat it every scan interval (a forked child says it again). */
+        static pid_t told;
+        if (told != getpid()) {
+            told = getpid();
+            gs_log("scan skipped: %s (later scans that cannot stop the threads are skipped "
+                   "without a word)", why);
+        }
         free_scan(&s);
         if (fork_mode)
             munmap(out, out_bytes);

@@ -149,9 +149,12 @@ void gs_writer_atfork_unlock(int pool);
 /* After fork, in the child: forget the parent's buffers and file. */
 void gs_writer_atfork_child(void);
 const char *gs_writer_path(void);
-/* Stops tracing after an internal failure: one line on stderr, hooks pass
- * straight through from now on, the program runs on. */
-void gs_fail(const char *what, int err);
+/* Stops tracing after an internal failure: one line on stderr ("WHAT: WHY;
+ * tracing stopped, the program runs on"), hooks pass straight through from
+ * now on, the program runs on. The trace ends with a STOPPED record naming
+ * the failure, unless writing the file is what failed (writer.c). */
+void gs_fail(const char *what, int err);  /* WHY: strerror(err) */
+void gs_fail_why(const char *what, const char *why);
 
 /* ---- tracing state (core.c) ---- */
 enum { GS_OFF = 0, GS_ON = 1, GS_STOPPED = 2 };

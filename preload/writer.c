@@ -78,7 +78,10 @@ static uint8_t *raw, *comp;
 static size_t comp_cap;
 static uint64_t last_sample_ns, last_flush_ns;
 static atomic_int failed_once;
-static int write_failed;
+static int write_failed;       /* the file cannot be written: nothing more is */
+static int chunk_lost;         /* a chunk could not be made: no more records */
+static char stop_reason[320];  /* gs_fail's line, for the STOPPED record */
+static uint64_t stop_t;
 
 static void futex_wake(atomic_uint *w)
 {
@@ -91,13 +94,23 @@ static void futex_wait(atomic_uint *w, unsigned seen, uint64_t ns)
     syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
 }
 
-void gs_fail(const char *what, int err)
+void gs_fail_why(const char *what, const char *why)
 {
     atomic_store(&gs_state, GS_STOPPED);
-    if (!atomic_exchange(&failed_once, 1))
-        gs_log("%s: %s; tracing stopped, the program runs on", what,
-               err ? strerror(err) : "internal error");
+    if (!atomic_exchange(&failed_once, 1)) {
+        stop_t = gs_now_fine();
+        gs_fmt(stop_reason, sizeof stop_reason, "%s: %s", what, why);
+        gs_log("%s; tracing stopped, the program runs on", stop_reason);
+    }
     futex_wake(&drain_word);
+    /* the writer ends the trace with a STOPPED record (writer_main) */
+    atomic_fetch_add(&wake_word, 1);
+    futex_wake(&wake_word);
+}
+
+void gs_fail(const char *what, int err)
+{
+    gs_fail_why(what, err ? strerror(err) : "internal error");
 }
 
 /* ---- buffer pool ---- */
@@ -267,25 +280,6 @@ static int write_all(const void *p, size_t n)
     return 0;
 }
 
-static void *zalloc(void *opaque, size_t size)
-{
-    (void)opaque;
-    size_t *p = gs_pages_alloc(size + 16);
-    if (!p)
-        return NULL;
-    p[0] = size + 16;
-    return (char *)p + 16;
-}
-
-static void zfree(void *opaque, void *addr)
-{
-    (void)opaque;
-    if (addr) {
-        size_t *p = (size_t *)((char *)addr - 16);
-        gs_pages_free(p, p[0]);
-    }
-}
-
 /* The pattern's directories may name ranks or hosts (out/%h/): create the
  * missing ones, private to the user (0700). */
 static void make_parents(const char *p, size_t cap)
@@ -306,6 +300,23 @@ static void make_parents(const char *p, size_t cap)
 
 int gs_writer_open(void)
 {
+    if (!cctx) {
+        /* All the memory compression will ever use, taken now (and before
+         * the file is made, so a failure leaves no empty file): a chunk
+         * written while the program has exhausted memory (the STOPPED
+         * record after an out-of-memory stop among them) needs none. */
+        size_t wsz = ZSTD_estimateCCtxSize(1);
+        void *ws = gs_pages_alloc(wsz);
+        cctx = ws ? ZSTD_initStaticCCtx(ws, wsz) : NULL;
+        comp_cap = ZSTD_compressBound(GS_CHUNK_TARGET + GS_BUF_SIZE);
+        raw = gs_pages_alloc(GS_CHUNK_TARGET + GS_BUF_SIZE);
+        comp = gs_pages_alloc(comp_cap + GS_CHUNK_HDR_SIZE);
+        if (!cctx || !raw || !comp) {
+            gs_fail("setting up compression", ENOMEM); /* before any file exists */
+            return -1;
+        }
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+    }
     char base[sizeof path - 16];
     expand_pattern(base, sizeof base);
     if (!base[0])
@@ -331,22 +342,11 @@ int gs_writer_open(void)
         gs_fail(path[0] ? path : "opening the trace", errno);
         return -1;
     }
-    if (!cctx) {
-        ZSTD_customMem mem = {zalloc, zfree, NULL};
-        cctx = ZSTD_createCCtx_advanced(mem);
-        comp_cap = ZSTD_compressBound(GS_CHUNK_TARGET + GS_BUF_SIZE);
-        raw = gs_pages_alloc(GS_CHUNK_TARGET + GS_BUF_SIZE);
-        comp = gs_pages_alloc(comp_cap + GS_CHUNK_HDR_SIZE);
-        if (!cctx || !raw || !comp) {
-            gs_fail("setting up compression", ENOMEM);
-            return -1;
-        }
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
-    }
     uint8_t hdr[GS_FILE_HDR_SIZE];
     gs_file_header(hdr, GS_FILE_F_ZSTD);
     chunk_seq = 0;
     if (write_all(hdr, sizeof hdr)) {
+        write_failed = 1;
         gs_fail("writing the trace header", errno);
         return -1;
     }
@@ -364,7 +364,13 @@ static int emit_chunk(size_t raw_len)
         return 0;
     size_t n = ZSTD_compress2(cctx, comp + GS_CHUNK_HDR_SIZE, comp_cap, raw, raw_len);
     if (ZSTD_isError(n)) {
-        gs_fail("compressing a chunk", 0);
+        /* The chunk's records are lost: later ones could name its
+         * definitions or its blocks, so none is written after it. */
+        char why[160];
+        gs_fmt(why, sizeof why, "zstd error: %s (%zu bytes of records lost)",
+               ZSTD_getErrorName(n), raw_len);
+        chunk_lost = 1;
+        gs_fail_why("compressing a chunk", why);
         return -1;
     }
     gs_chunk_header(comp, chunk_seq, comp + GS_CHUNK_HDR_SIZE, (uint32_t)n, (uint32_t)raw_len);
@@ -411,7 +417,7 @@ static int write_list(struct gs_buf *l, size_t *fill)
     int rc = 0;
     while (l) {
         struct gs_buf *next = l->next;
-        if (rc == 0 && fd >= 0 && !write_failed && l->len) {
+        if (rc == 0 && fd >= 0 && !write_failed && !chunk_lost && l->len) {
             if (*fill + l->len > GS_CHUNK_TARGET) {
                 rc = emit_chunk(*fill);
                 *fill = 0;
@@ -466,7 +472,7 @@ static void flush_round(void)
     size_t fill = 0;
     write_list(sort_by_seq(metas), &fill);
     write_list(sort_by_seq(shards), &fill);
-    if (fd >= 0 && !write_failed)
+    if (fd >= 0 && !write_failed && !chunk_lost)
         emit_chunk(fill);
     atomic_fetch_add(&drain_word, 1);
     futex_wake(&drain_word);
@@ -528,6 +534,33 @@ void gs_writer_wake(void)
     futex_wake(&wake_word);
 }
 
+/* The end of a trace whose tracing failed (gs_fail), when the file can
+ * still be written: what is buffered (unless a chunk was lost: later
+ * records could need what it held), then a chunk with a STOPPED record
+ * naming the failure, then the file is closed. After a write failure
+ * nothing is written: the file's end is wherever the failed write left it.
+ * Caller holds writer_mu. */
+static void end_stopped(void)
+{
+    if (fd < 0)
+        return;
+    if (!write_failed && !chunk_lost) {
+        flush_round();
+        if (deferred)
+            flush_round();
+    }
+    if (!write_failed) {
+        struct gs_enc_state st;
+        uint8_t *b = gs_rec_open(gs_rec_timebase(raw, &st, gs_now()), GS_REC_STOPPED);
+        uint8_t *e = gs_put_u(b, stop_t);
+        e = gs_put_u(e, 0); /* nothing is recorded after the stop, so nothing counted */
+        e = gs_put_str(e, stop_reason);
+        emit_chunk((size_t)(gs_rec_close(b, e) - raw)); /* may fail too: then nothing */
+    }
+    close(fd);
+    fd = -1;
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
@@ -566,6 +599,11 @@ static void *writer_main(void *arg)
         }
         gs_scan_tick();
     }
+    if (atomic_load(&failed_once)) {
+        pthread_mutex_lock(&writer_mu);
+        end_stopped();
+        pthread_mutex_unlock(&writer_mu);
+    }
     return NULL;
 }
 
@@ -593,6 +631,9 @@ int gs_writer_start(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc) {
         gs_fail("starting the writer thread", rc);
+        pthread_mutex_lock(&writer_mu);
+        end_stopped();
+        pthread_mutex_unlock(&writer_mu);
         return -1;
     }
     /* A scan must know the writer's tid (it is never stopped): wait until
@@ -624,6 +665,12 @@ int gs_writer_close(const uint8_t *tail, size_t tail_len)
     flush_round();
     if (deferred) /* the second round writes what the first deferred */
         flush_round();
+    if (atomic_load(&failed_once)) {
+        /* it failed in these last rounds: the trace ends with STOPPED */
+        end_stopped();
+        pthread_mutex_unlock(&writer_mu);
+        return -1;
+    }
     /* The tail (PROCESS_EXIT, TRACE_END) goes last, in a chunk of its own. */
     if (fd >= 0 && !write_failed && tail_len <= GS_CHUNK_TARGET) {
         struct gs_enc_state st;
@@ -688,6 +735,8 @@ void gs_writer_atfork_child(void)
         close(fd);
     fd = -1;
     write_failed = 0;
+    chunk_lost = 0;
+    atomic_store(&failed_once, 0);
     writer_running = 0;
     atomic_store(&writer_ready, 0);
     path[0] = 0;

@@ -180,6 +180,9 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
     gs_jw_str(w, "gcspy_version", r->version);
     gs_jw_bool(w, "complete", r->complete);
     gs_jw_str(w, "damage", r->damage);
+    gs_jw_bool(w, "malformed", r->malformed);
+    gs_jw_u64(w, "problems", r->problems);
+    gs_jw_str(w, "problem", r->problem);
     if (r->have_stopped) {
         gs_jw_obj(w, "stopped");
         gs_jw_u64(w, "t_ns", r->t_stopped);
@@ -604,6 +607,7 @@ static int j_summary(struct gs_report_ctx *c, const struct gs_report_item *items
     gs_jw_u64(w, "processes", t.processes);
     gs_jw_u64(w, "complete", t.complete);
     gs_jw_u64(w, "unreadable", t.unreadable);
+    gs_jw_u64(w, "malformed", t.malformed);
     summary(w, "summary", t.cls);
     per_class(w, "suppressed", t.suppressed);
     gs_jw_u64(w, "growth_suspects", t.suspects);

@@ -73,6 +73,7 @@ void gs_report_totals(const struct gs_report_item *items, size_t n, struct gs_to
             continue;
         }
         t->complete += r->complete;
+        t->malformed += r->malformed != 0;
         for (int c = 0; c < GS_RC__N; c++) {
             for (int m = 0; m < GS_MC__N; m++) {
                 t->cls[c][m].bytes += r->summary[c][m].bytes;

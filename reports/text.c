@@ -149,6 +149,13 @@ static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
     fputc('\n', f);
     if (!r->complete)
         fprintf(f, "   INCOMPLETE: %s; what precedes it is reported\n", r->damage);
+    if (r->malformed) {
+        fprintf(f, "   MALFORMED: %s", r->problem);
+        if (r->problems > 1)
+            fprintf(f, " (and %" PRIu64 " more problem%s)", r->problems - 1,
+                    r->problems == 2 ? "" : "s");
+        fputs("; the figures below replay the records as they are\n", f);
+    }
     if (r->have_stopped)
         fprintf(f, "   tracing stopped at %s: %s (%" PRIu64 " events lost)\n",
                 gs_fmt_ns(b1, r->t_stopped), r->stopped_reason ? r->stopped_reason : "",
@@ -463,8 +470,10 @@ static int t_summary(struct gs_report_ctx *c, const struct gs_report_item *items
         return 0;
     struct gs_totals t;
     gs_report_totals(items, n, &t);
-    fprintf(f, "\n== totals over %zu processes (%zu complete); inherited blocks counted once\n",
-            t.processes, t.complete);
+    fprintf(f, "\n== totals over %zu processes (%zu complete", t.processes, t.complete);
+    if (t.malformed)
+        fprintf(f, ", %zu malformed", t.malformed);
+    fputs("); inherited blocks counted once\n", f);
     print_summary_table(f, t.cls, "   ");
     fprintf(f, "   growth suspects: %" PRIu64 "\n", t.suspects);
     return 0;

@@ -13,7 +13,8 @@
 #   gs_traces                  the trace files in $GS_DIR, one a line, sorted
 #   gs_one_trace               exactly one trace in $GS_DIR: sets GS_TRACE, and
 #                              GS_DUMP (its `gcspy dump` text)
-#   gs_dump FILE               dumps FILE to FILE.txt, fails on a dump error
+#   gs_dump FILE               dumps FILE to FILE.txt, fails on a dump error, and
+#                              on any problem `gcspy report` finds in it
 #   gs_check DUMP [opts]       the consistency checker (below); prints its summary
 #   gs_py ARGS...              /usr/bin/python3 with the gstrace module importable
 #   fail MSG / gs_done         count a failure / exit 0, or 1 after failures
@@ -103,6 +104,10 @@ gs_traces() {
 
 gs_dump() {
   "$GS_CLI" dump "$1" >"$1.txt" 2>"$1.dumperr" || fail "gcspy dump $1: $(cat "$1.dumperr")"
+  # every trace the shim writes keeps the format's promises: the analyzer
+  # finds no problem in it (a cut trace is incomplete, not malformed)
+  "$GS_CLI" report --no-symbols -q --format json -o /dev/null "$1" 2>"$1.dumperr" ||
+    fail "gcspy report $1: $(head -c 400 "$1.dumperr")"
 }
 
 gs_one_trace() {

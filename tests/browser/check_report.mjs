@@ -260,6 +260,13 @@ async function checkPage(spec) {
     check(spec.escape.every((s) => res.title.includes(s)), 'the title holds the markup as text');
   }
 
+  // ---- a malformed trace says so above the summary ----
+  if (spec.malformed) {
+    const shown = await page.$$eval('#summary .malformed', (e) => e.map((x) => x.textContent));
+    check(shown.length === 1 && shown[0].startsWith('Malformed trace: offset ') && shown[0].includes(spec.malformed),
+      `the summary says the trace is malformed, naming "${spec.malformed}" (${shown.join('; ') || 'nothing shown'})`);
+  }
+
   // ---- screenshots ----
   if (spec.shots) {
     mkdirSync(spec.shots, { recursive: true });

@@ -33,19 +33,22 @@
 #define SEG0 0x7f2a00000000ull
 #define STEP_NS 10000000ull
 
-enum { ST_WEIGHTS = 1, ST_ACT, ST_KEEP, ST_SEG, ST_HOST, NCODE = 6 };
+/* Stack ids, which are also the PYCODE ids of their frames. Stack 1 is
+ * main's frame (code object 100): ids are defined in order, 1, 2, 3, ...,
+ * each after its parent, as the shim writes them. */
+enum { ST_MAIN = 1, ST_WEIGHTS, ST_ACT, ST_KEEP, ST_SEG, ST_HOST, NCODE };
 
-static const char *const fn_name[NCODE] = { "", "init_weights", "forward", "keep_outputs",
+static const char *const fn_name[NCODE] = { "", "", "init_weights", "forward", "keep_outputs",
                                             "cudaMalloc_segment", "load_batch" };
 
 /* stack id s: one Python frame of code object s (line 10 * s) over main */
 static void stacks(struct gs_tb *tb)
 {
     gs_tb_pycode(tb, 100, "train.py", "main", 1);
-    gs_tb_stack(tb, 100, 0, GS_IP_PYFRAME | (100ull << 32) | 200);
-    for (uint64_t s = 1; s < NCODE; s++) {
+    gs_tb_stack(tb, ST_MAIN, 0, GS_IP_PYFRAME | (100ull << 32) | 200);
+    for (uint64_t s = ST_MAIN + 1; s < NCODE; s++) {
         gs_tb_pycode(tb, s, "model.py", fn_name[s], 10 * s);
-        gs_tb_stack(tb, s, 100, GS_IP_PYFRAME | (s << 32) | (10 * s + 2));
+        gs_tb_stack(tb, s, ST_MAIN, GS_IP_PYFRAME | (s << 32) | (10 * s + 2));
     }
 }
 
@@ -79,6 +82,7 @@ int main(int argc, char **argv)
         .pid = 4242, .ppid = 1, .wall_ns = 1700000000000000000ull, .exe = "/usr/bin/python3",
         .argv = args, .argv_len = alen, .host = "gpu-node", .version = "0.1.0",
         .depth = 64, .page_size = 4096 });
+    gs_tb_thread_start(tb, 1, 4242, 0); /* the one thread every event names */
     stacks(tb);
     for (int i = 3; i < argc; i++)
         gs_tb_marker(tb, 500 + (uint64_t)i, 1, GS_MARK_USER, argv[i]);

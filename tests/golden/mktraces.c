@@ -121,6 +121,8 @@ static void proc(struct gs_tb *tb, uint64_t pid, uint64_t ppid, const char *argv
         .pid = pid, .ppid = ppid, .wall_ns = 1700000000000000000ull, .exe = "/usr/bin/leaky",
         .argv = argv, .argv_len = argv_len, .host = "golden", .flags = flags,
         .version = "0.1.0", .depth = 64, .page_size = 4096 });
+    /* thread 1, the one every event names, is defined before it is used */
+    gs_tb_thread_start(tb, 1, pid + 1, 0);
 }
 
 static void scan_end(struct gs_tb *tb, uint64_t id, uint64_t t0, uint64_t t1,
@@ -150,7 +152,6 @@ static void leaks(struct gs_tb *tb)
     static const char argv[] = "leaky\0--n\0003";
     proc(tb, 100, 1, argv, sizeof argv - 1, 0);
     modules(tb, 1000);
-    gs_tb_thread_start(tb, 1, 101, 1000);
     gs_tb_stack(tb, 1, 0, site_a());
     gs_tb_stack(tb, 2, 0, caller_main());
     gs_tb_stack(tb, 3, 2, site_b());

@@ -44,6 +44,8 @@ def main():
         p["trace"] = os.path.basename(p["trace"])
         if p.get("damage"):
             p["damage"] = re.sub(r"offset \d+", "offset N", p["damage"])
+        if p.get("problem"):
+            p["problem"] = re.sub(r"offset \d+", "offset N", p["problem"])
         for l in p.get("leaks", []):
             l["stack"] = stack(l["stack"])
         for g in p.get("growth", {}).get("suspects", []):

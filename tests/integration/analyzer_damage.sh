@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Damaged, truncated and foreign input to `gcspy report` and `gcspy check`:
 # a cut or corrupted trace yields everything before the damage and the
-# report says where it stopped (byte offset) and why; a trace of a newer
+# report says where it stopped (byte offset) and why; a cut trace (the file
+# ends inside a chunk, or between chunks without TRACE_END) is incomplete
+# (exit 0, a warning), a corrupted one is malformed (the report is still
+# written, marked so; one error line; exit 2); a trace of a newer
 # format version, an empty file or a non-trace is refused with one clear
 # line and exit status 2. The leaks trace of build/tests/analyzer_mktraces
 # has three chunks: allocations, the scan, the rest and TRACE_END.
@@ -77,10 +80,20 @@ d = bytearray(open(sys.argv[1], "rb").read())
 d[int(sys.argv[3]) + 24 + 5] ^= 0x40
 open(sys.argv[2], "wb").write(d)
 X
-"$G" report --format json -q -o "$T/crc.json" "$T/crc.trace" || fail "crc: exit"
+"$G" report --format json -q -o "$T/crc.json" "$T/crc.trace" 2>"$T/crc.err"; rc=$?
+[ $rc = 2 ] || fail "crc: exit $rc, expected 2 (malformed)"
+[ "$(wc -l <"$T/crc.err")" = 1 ] && grep -q "^gcspy report: $T/crc.trace: malformed trace: offset $C1: chunk 1: payload CRC mismatch$" "$T/crc.err" ||
+  fail "crc: error line (even with -q): $(cat "$T/crc.err")"
 json "$T/crc.json" "p['damage'].startswith('offset $C1: chunk 1') and 'CRC' in p['damage'].upper()" ||
   fail "crc: damage message: $($PY -c "import json;print(json.load(open('$T/crc.json'))['processes'][0]['damage'])")"
+json "$T/crc.json" "p['malformed'] is True and p['problems'] == 1 and p['problem'] == p['damage']" ||
+  fail "crc: not marked malformed"
 json "$T/crc.json" "p['events']['allocs'] == 8" || fail "crc: chunk 0 lost"
+# the cuts above are not malformed
+for c in cut2 cut1 clean; do
+  json "$T/$c.json" "p['malformed'] is False and p['problems'] == 0 and p['problem'] is None" ||
+    fail "$c: a cut trace marked malformed"
+done
 
 # A newer major version is refused; so are empty files and non-traces.
 $PY -c "

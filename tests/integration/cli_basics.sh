@@ -114,6 +114,18 @@ awk '/^`gcspy dump small.trace` prints:$/ { m = 1; next }
      m == 2 { print }' docs/trace-format.md >"$T/small.doc"
 [ -s "$T/small.doc" ] || fail "docs/trace-format.md: no dump example found"
 diff -u "$T/small.doc" "$T/small.out" >"$T/diff" || { fail "docs/trace-format.md dump example is out of date:"; cat "$T/diff"; }
+# ... byte for byte as its hex listing shows, and a valid trace
+/usr/bin/python3 - "$T/small.trace" docs/trace-format.md <<'PY' || fail "docs/trace-format.md: the worked example's bytes are out of date"
+import re, sys
+d = open(sys.argv[1], 'rb').read()
+doc = open(sys.argv[2]).read()
+rows = re.findall(r'^([0-9a-f]{8}): ((?:[0-9a-f]{2} ){1,15}[0-9a-f]{2})  ', doc, re.M)
+got = bytes(int(x, 16) for _, r in rows for x in r.split())
+if got != d:
+    sys.exit('listing %d bytes, file %d bytes; first difference at %d' % (len(got), len(d),
+             next((i for i in range(min(len(got), len(d))) if got[i] != d[i]), min(len(got), len(d)))))
+PY
+"$G" report --no-symbols -o /dev/null "$T/small.trace" || fail "the worked example is not a valid trace (report exit $?)"
 
 # The same from standard input.
 expect 0 "dump stdin" "$G" dump - <"$T/full.trace"

@@ -11,6 +11,9 @@
 #              its segment diagrams, growth and pause charts
 #   two        both traces in one report, the second from standard input:
 #              each process draws from the picker
+#   malformed  a trace that frees a block that is not live (rel_mktraces
+#              semantic): its page is written all the same (exit 2) and
+#              says above the summary that it is malformed, and where
 # Both: no console error, no failed request, no request at all beyond the
 # page. Screenshots of every section go to build/test-artifacts/html/.
 # Skipped (77) only when chromium or node is missing (playwright-core is
@@ -38,6 +41,9 @@ timeout 60 env LD_PRELOAD="$LIB" GCSPY_QUIET=1 GCSPY_OUTPUT="$T/planted.trace" \
 # two processes, the second read from standard input (no second pass: the
 # page says so where it would draw the maps)
 "$G" report --format html -o "$T/two.html" "$T/device.trace" - <"$T/planted.trace" || fail "report two"
+build/tests/programs/rel_mktraces semantic "$T/sem" >/dev/null || fail "rel_mktraces semantic"
+"$G" report --format html -o "$T/malformed.html" "$T/sem/free-unknown.trace" 2>/dev/null
+[ $? = 2 ] && [ -s "$T/malformed.html" ] || fail "report malformed: exit status 2 with the page written"
 [ $fails = 0 ] || exit 1
 
 # line of the malloc call inside function $1 of planted.c
@@ -69,7 +75,8 @@ cat >"$T/specs.json" <<EOF
   "charts": ["memory", "frag-ratio", "frag-extent", "frag-malloc", "growth", "pause-timeline", "pause-histogram", "mmu"],
   "maps": [{"name": "host heap", "layers": 1}, {"name": "device 0", "layers": 2}], "devstate": 2,
   "colour": true},
- {"page": "$T/two.html", "processes": 2}
+ {"page": "$T/two.html", "processes": 2},
+ {"page": "$T/malformed.html", "malformed": "FREE of 0x9000 that is not live"}
 ]
 EOF
 node tests/browser/check_report.mjs "$T/specs.json"; rc=$?

@@ -7,15 +7,23 @@
 #             of order, raw size mismatch, bad zstd data, an unknown record
 #             type, an over-long varint, a record length past the payload:
 #             `gcspy dump` prints what precedes the damage and exits 2 with
-#             one line naming the byte offset; `gcspy check
-#             --require-complete` exits 2 naming it too; `gcspy report`
-#             exits 2 for an unreadable header, otherwise reports what
-#             precedes the damage (exit 0) with a warning naming the offset.
-#   content   well-framed but impossible traces (rel_mktraces semantic):
-#             frees of unknown addresses and allocations over live blocks
-#             are counted in the report's anomalies; the others must not
-#             crash or break the report (valid JSON, exit 0); what the
-#             analyzer does not flag is printed as "not detected:" lines.
+#             one line naming the byte offset; `gcspy check` exits 2 naming
+#             it too; `gcspy report` exits 2 after one line naming it: for
+#             an unreadable header without a report, otherwise with the
+#             report of what precedes the damage, marked malformed. Two
+#             cuts (the file ends inside chunk 1's header, or its payload,
+#             as a kill while writing leaves it) are incomplete, not
+#             malformed: report exit 0 with a warning naming the offset,
+#             check not an error unless --require-complete.
+#   content   well-framed traces whose content breaks the format's
+#             promises (rel_mktraces semantic, and one written byte by byte
+#             here): `gcspy report` (text and JSON) and `gcspy check` exit 2
+#             after exactly one line naming the first problem at the byte
+#             offset where the generator wrote that record; the report is
+#             written all the same, marked malformed; `gcspy dump` (which
+#             does not replay) exits 0. The odd but valid ones (an
+#             allocation over a live block, a TIMEBASE going back, events
+#             after a thread's exit) exit 0 with no problem.
 #   strings   hostile bytes in every trace-provided string (rel_mktraces
 #             weird): the JSON report is valid UTF-8 and valid JSON and
 #             keeps the text; the text report writes no terminal control
@@ -77,8 +85,12 @@ b = bytearray(d); b[0:8] = b'NOTATRCE'
 case('magic', b, 0, 'not a gcspy trace')
 b = bytearray(d); b[8] = 2
 case('version', b, 8, 'version 2\\.[0-9]+ is newer')
+# a length past the end with the whole payload there (it matches its CRC)
 b = bytearray(d); b[c1 + 8:c1 + 12] = struct.pack('<I', cl1 + 5000); reseal(b, c1, payload=False)
-case('length-past-end', b, c1, 'chunk 1: truncated chunk', 1)
+case('length-past-end', b, c1, 'chunk 1: chunk length %d runs past the end of the file' % (cl1 + 5000), 1)
+# cuts: the file ends inside chunk 1 (a kill while it was written)
+case('cut-payload', d[:c1 + 24 + cl1 // 2], c1, 'chunk 1: truncated chunk \\(payload has %d of %d bytes\\)' % (cl1 // 2, cl1), 1)
+case('cut-header', d[:c1 + 10], c1, 'chunk 1: truncated chunk \\(header has 10 of 24 bytes\\)', 1)
 b = bytearray(d); b[c0 + 4] ^= 1
 case('header-crc', b, c0, 'chunk 0: chunk header CRC mismatch')
 b = bytearray(d); b[c1 + 24 + 7] ^= 0x10
@@ -103,7 +115,8 @@ def plain(payloads):
     return out
 def rec_len(t, body):
     return bytes([t, len(body)]) + body
-good = bytes([0x01, 0x00]) + rec_len(0x24, bytes([1, 5, 0]))   # TIMEBASE 0; THREAD_START 1
+# TIMEBASE 0; PROCESS_START (pid 5, empty strings); THREAD_START 1
+good = bytes([0x01, 0x00]) + rec_len(0x20, bytes([5, 1] + [0] * 12)) + rec_len(0x24, bytes([1, 5, 0]))
 case('unknown-hot', plain([good, bytes([0x01, 0x00, 0x1f])]), 32 + 24 + len(good),
      'chunk 1, record at payload offset 2: unknown hot record type \\(type 0x1f\\)', 1)
 case('long-varint', plain([good, bytes([0x01, 0x00, 0x06]) + b'\x80' * 11 + b'\x01']),
@@ -128,45 +141,117 @@ while read -r name off before regex; do
   "$G" check --require-complete --no-symbols "$f" >"$T/$name.chk" 2>&1; rc=$?
   [ $rc -eq 2 ] || fail "$name: gcspy check --require-complete exit $rc, expected 2"
   grep -q "offset $off" "$T/$name.chk" || fail "$name: check does not name offset $off: $(head -2 "$T/$name.chk" | tr '\n' '|')"
+  "$G" check --no-symbols --fail-on definite "$f" >"$T/$name.chk2" 2>&1; crc=$?
   "$G" report --no-symbols -o "$T/$name.rep" "$f" 2>"$T/$name.rerr"; rc=$?
   case $name in
     magic|version)
+      [ $crc -eq 2 ] || fail "$name: gcspy check exit $crc, expected 2"
       [ $rc -eq 2 ] || fail "$name: gcspy report exit $rc, expected 2"
       [ "$(wc -l <"$T/$name.rerr")" -eq 1 ] || fail "$name: report: more than one line on stderr" ;;
+    cut-*)
+      [ $crc -ne 2 ] || fail "$name: gcspy check exit 2 for a cut trace (an error only with --require-complete)"
+      [ $rc -eq 0 ] || fail "$name: gcspy report exit $rc, expected 0 (a cut trace is incomplete, not malformed)"
+      [ "$(wc -l <"$T/$name.rerr")" -eq 1 ] && grep -Eq "^gcspy report: $f: warning: .* is incomplete: offset $off: .*$regex" "$T/$name.rerr" ||
+        grep -Eq "^gcspy report: warning: $f is incomplete: offset $off: .*$regex" "$T/$name.rerr" ||
+        fail "$name: report warning: $(cat "$T/$name.rerr")" ;;
     *)
-      [ $rc -eq 0 ] || fail "$name: gcspy report exit $rc, expected 0 (a report up to the damage)"
-      grep -q "is incomplete: offset $off: " "$T/$name.rerr" || fail "$name: report warning: $(cat "$T/$name.rerr")" ;;
+      [ $crc -eq 2 ] && grep -Eq "^ERROR $f \(pid [0-9]+ .*\): malformed trace: offset $off: .*$regex" "$T/$name.chk2" ||
+        fail "$name: gcspy check exit $crc, expected 2 with a malformed verdict: $(head -1 "$T/$name.chk2")"
+      [ $rc -eq 2 ] || fail "$name: gcspy report exit $rc, expected 2 (malformed: the report is written, marked so)"
+      [ "$(wc -l <"$T/$name.rerr")" -eq 1 ] && grep -Eq "^gcspy report: $f: malformed trace: offset $off: .*$regex" "$T/$name.rerr" ||
+        fail "$name: report error line: $(cat "$T/$name.rerr")"
+      grep -q "^   MALFORMED: offset $off: " "$T/$name.rep" || fail "$name: the report written is not marked malformed" ;;
   esac
 done <"$T/cases"
-echo "framing: $(wc -l <"$T/cases") malformed traces checked"
+echo "framing: $(wc -l <"$T/cases") damaged traces checked"
 
 # ---- content ----
 "$GS_PROGS/rel_mktraces" semantic "$T/sem" || fail "rel_mktraces semantic"
-for f in "$T"/sem/*.trace; do
-  name=$(basename "$f" .trace)
-  "$G" report --no-symbols --format json -o "$T/$name.json" "$f" 2>"$T/$name.jerr"; rc=$?
-  [ $rc -eq 0 ] || { fail "$name: report exit $rc: $(head -2 "$T/$name.jerr")"; continue; }
-  "$G" report --no-symbols -o /dev/null "$f" 2>/dev/null || fail "$name: text report failed"
-  "$G" dump "$f" >/dev/null 2>&1 || fail "$name: dump failed on a well-framed trace"
-  gs_py - "$T/$name.json" "$name" <<'PY' || fail "$name: see above"
-import json, sys
-name = sys.argv[2]
-p = json.load(open(sys.argv[1]))['processes'][0]
-ev = p['events']
-detected = {
-    'free-unknown': ev['unmatched_frees'] == 1,
-    'free-first': ev['unmatched_frees'] == 1,
-    'alloc-twice': ev['replaced_allocs'] == 1,
-}
-if name in detected:
-    assert detected[name], '%s: not counted: %s' % (name, {k: ev[k] for k in ('unmatched_frees', 'replaced_allocs', 'malformed_records')})
-    print('%s: detected (anomaly counted; no byte offset given)' % name)
-elif ev['malformed_records']:
-    print('%s: detected (%d malformed records; no byte offset given)' % (name, ev['malformed_records']))
-else:
-    print('not detected: %s (report exit 0, no anomaly, no warning)' % name)
+# One written byte by byte, uncompressed, so its offsets are known here and
+# not taken from the generator: PROCESS_START, THREAD_START 1, STACK 1,
+# ALLOC 0x1000, then a FREE of 0x9000 at a payload offset computed below.
+gs_py - "$T/sem" <<'PY' >>"$T/sem/cases" || fail "plain semantic trace"
+import struct, sys
+def crc32c(b):
+    crc = 0xffffffff
+    for x in b:
+        crc ^= x
+        for _ in range(8):
+            crc = (crc >> 1) ^ (0x82f63b78 & -(crc & 1))
+    return crc ^ 0xffffffff
+def u(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7f; v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+def s(v):
+    return u((v << 1) ^ (v >> 63) if v >= 0 else ((v << 1) ^ -1) & (2**64 - 1))
+def st(b):
+    return u(len(b)) + b
+def lengthed(t, body):
+    return bytes([t]) + u(len(body)) + body
+proc = lengthed(0x20, u(55) + u(1) + u(0) + st(b'/bin/plain') + st(b'plain') + st(b'h') +
+                u(0) + u(0) + u(0) + u(0) + st(b'0.1.0') + u(0) + u(64) + u(4096))
+payload = bytes([0x01]) + u(0) + proc + lengthed(0x24, u(1) + u(55) + u(0))
+payload += bytes([0x06]) + u(1) + u(0) + u(0x401000)
+payload += bytes([0x02]) + u(10) + u(1) + s(0x1000) + u(64) + u(1)      # a = 0x1000
+at = len(payload)
+payload += bytes([0x03]) + u(5) + s(0x9000 - 0x1000)                    # FREE 0x9000
+payload += lengthed(0x21, u(20) + s(0) + u(0)) + lengthed(0x2f, u(30) + u(1) + u(0) + u(64) + u(1) + u(64))
+hdr = b'GCSPYTRC' + struct.pack('<HHIQQ', 1, 0, 32, 0, 0)
+ch = struct.pack('<5I', 0x4B435347, 0, len(payload), len(payload), crc32c(payload))
+open(sys.argv[1] + '/plain-free-unknown.trace', 'wb').write(hdr + ch + struct.pack('<I', crc32c(ch)) + payload)
+print('plain-free-unknown 2 32 0 %d FREE of 0x9000 that is not live' % at)
 PY
-done
+malformed=0 valid=0
+while read -r name status off chunk at msg; do
+  f=$T/sem/$name.trace
+  loc="offset $off: chunk $chunk, record at payload offset $at"
+  "$G" report --no-symbols -o "$T/$name.txt" "$f" 2>"$T/$name.err"; rc=$?
+  "$G" report --no-symbols --format json -o "$T/$name.json" "$f" 2>"$T/$name.jerr"; jrc=$?
+  "$G" check --no-symbols "$f" >"$T/$name.chk" 2>"$T/$name.chkerr"; crc=$?
+  "$G" dump "$f" >/dev/null 2>"$T/$name.derr"; drc=$?
+  [ $drc -eq 0 ] || fail "$name: gcspy dump exit $drc on a well-framed trace: $(cat "$T/$name.derr")"
+  if [ "$status" = 2 ]; then
+    malformed=$((malformed + 1))
+    want="gcspy report: $f: malformed trace: $loc: $msg"
+    [ $rc -eq 2 ] || fail "$name: gcspy report exit $rc, expected 2"
+    [ "$(cat "$T/$name.err")" = "$want" ] || fail "$name: report stderr:
+      got:  $(cat "$T/$name.err")
+      want: $want"
+    [ $jrc -eq 2 ] && [ "$(wc -l <"$T/$name.jerr")" -eq 1 ] || fail "$name: JSON report exit $jrc: $(cat "$T/$name.jerr")"
+    grep -qF "   MALFORMED: $loc: ${msg% (and *}" "$T/$name.txt" || fail "$name: text report not marked malformed"
+    [ $crc -eq 2 ] || fail "$name: gcspy check exit $crc, expected 2"
+    grep -qF "ERROR $f (pid " "$T/$name.chk" && grep -qF "): malformed trace: $loc: $msg" "$T/$name.chk" ||
+      fail "$name: check verdict: $(head -1 "$T/$name.chk")"
+    [ "$(cat "$T/$name.chkerr")" = "gcspy check: $f: malformed trace: $loc: $msg" ] ||
+      fail "$name: check stderr: $(cat "$T/$name.chkerr")"
+    echo "$name: $(cat "$T/$name.err")"
+  else
+    valid=$((valid + 1))
+    [ $rc -eq 0 ] && [ $jrc -eq 0 ] && [ ! -s "$T/$name.err" ] ||
+      fail "$name: a valid trace: report exit $rc/$jrc: $(cat "$T/$name.err")"
+    [ $crc -ne 2 ] || fail "$name: check exit 2 on a valid trace: $(head -1 "$T/$name.chk")"
+  fi
+  gs_py - "$T/$name.json" "$name" "$status" "$loc: $msg" <<'PY' || fail "$name: JSON report, see above"
+import json, re, sys
+name, status, want = sys.argv[2], sys.argv[3], sys.argv[4]
+p = json.load(open(sys.argv[1]))['processes'][0]
+if status == '2':
+    m = re.match(r'(.*) \(and (\d+) more problems?\)$', want)
+    first, n = (m.group(1), int(m.group(2)) + 1) if m else (want, 1)
+    assert p['malformed'] is True and p['problem'] == first and p['problems'] == n, \
+        (p['malformed'], p['problem'], p['problems'], first, n)
+else:
+    assert p['malformed'] is False and p['problems'] == 0 and p['problem'] is None, p['problem']
+    if name == 'alloc-twice':
+        assert p['events']['replaced_allocs'] == 1, p['events']
+PY
+done <"$T/sem/cases"
+[ "$malformed" -ge 20 ] && [ "$valid" -eq 3 ] || fail "content: $malformed malformed and $valid valid cases, expected 20+ and 3"
+echo "content: $malformed malformed traces named at their record, $valid odd but valid ones accepted"
 
 # ---- strings ----
 "$GS_PROGS/rel_mktraces" weird "$T/weird.trace" || fail "rel_mktraces weird"

@@ -11,8 +11,9 @@
 #            shim ignores every GCSPY_* variable (GCSPY_OUTPUT, GCSPY_QUIET,
 #            GCSPY_DISABLE set by the caller): the trace goes under the
 #            default name in the working directory, mode 0600, owned by the
-#            program's user; run without set-user-ID, the same variables
-#            are obeyed.
+#            program's user, and its PROCESS_START carries the set-user-ID
+#            flag (0x2); run without set-user-ID, the same variables are
+#            obeyed and the flag is clear.
 # The set-user-ID cases need root (chown) and a file system without nosuid;
 # they are skipped otherwise.
 set -u
@@ -59,7 +60,7 @@ ls "$D"/*.trace* >/dev/null 2>&1 && fail "setuid: a trace appeared: $(ls "$D"/*.
 [ "$(wc -l <"$D/run.err")" -eq 1 ] && grep -Eiq '(set-?user-?id|setuid|set-?group-?id|setgid).*LD_PRELOAD|LD_PRELOAD.*(set-?user-?id|setuid|setgid)' "$D/run.err" ||
   fail "setuid: gcspy run should say in one line that the loader ignores LD_PRELOAD for a set-user-ID program; stderr: '$(head -2 "$D/run.err" | tr '\n' '|')'"
 
-# the shim linked in: GCSPY_* ignored in secure mode
+# the shim linked in: GCSPY_* ignored in secure mode, and the trace says so
 rm -f "$D"/*.trace*
 (cd "$D" && env GCSPY_OUTPUT="$D/evil-%p.trace" GCSPY_QUIET=1 GCSPY_DISABLE=1 ./rel_setuid_linked >lk.out 2>lk.err); rc=$?
 [ $rc -eq 4 ] || fail "linked: exit status $rc, expected 4"
@@ -71,11 +72,16 @@ else
   [ "$(stat -c '%a %u' "$t")" = "600 65534" ] || fail "linked: trace mode/owner $(stat -c '%a %u' "$t"), expected 600 65534"
   "$COUNT" --size 6543 6543 "$t" >"$D/c" 2>&1 || fail "linked: trace check: $(grep -m3 -E '^error|rel_' "$D/c" | tr '\n' ';')"
   grep -qx 'sel_allocs=1' "$D/c" || fail "linked: the 6543-byte block is not in the trace"
+  # the process record says the process ran set-user-ID (GS_PROC_F_SETUID)
+  "$GS_CLI" dump "$t" | grep -q '^process .* flags=0x2 ' ||
+    fail "linked: PROCESS_START without the set-user-ID flag: $("$GS_CLI" dump "$t" | grep -m1 '^process')"
 fi
 grep -q '^gcspy: pid ' "$D/lk.err" || fail "linked: no exit summary: GCSPY_QUIET=1 was obeyed in a set-user-ID process"
 # control: not set-user-ID, the same variables are obeyed
 cp "$GS_PROGS/rel_setuid_linked" "$D/ctl"
 (cd "$D" && env GCSPY_OUTPUT="$D/ctl-%p.trace" GCSPY_QUIET=1 ./ctl >ctl.out 2>ctl.err)
 ls "$D"/ctl-*.trace >/dev/null 2>&1 || fail "control: GCSPY_OUTPUT not obeyed in a normal process"
+"$GS_CLI" dump "$D"/ctl-*.trace 2>/dev/null | grep -q '^process .* flags=0x0 ' ||
+  fail "control: the set-user-ID flag in a normal process's trace"
 [ -s "$D/ctl.err" ] && fail "control: GCSPY_QUIET=1 not obeyed: $(head -1 "$D/ctl.err")"
 gs_done

@@ -15,6 +15,10 @@
 #   mid      64 MiB of headroom: the program exhausts memory while traced;
 #            same output and status; gcspy either stops tracing with one line
 #            about memory or keeps tracing; the trace is readable either way.
+# When tracing stopped and the trace file was open, the trace ends with a
+# STOPPED record naming the failure of the stderr line (compression needs no
+# memory then: the writer took it at start), after the events buffered
+# before it, and `gcspy report` takes it as incomplete, not malformed.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/lib.sh
@@ -70,23 +74,46 @@ limited() {
   cmp -s "$GS_DIR/out" "$GS_T/$name.plain.out" ||
     fail "$name: output differs from the run without the shim: $(diff "$GS_T/$name.plain.out" "$GS_DIR/out" | grep '^[<>]' | tr '\n' '|')"
 }
+# stopped NAME REQUIRED: the STOPPED record (see the top); REQUIRED: the
+# trace file must exist (tracing stopped after it was opened)
+stopped() {
+  local line reason tr last
+  line=$(grep -m1 'tracing stopped' "$GS_DIR/err") || return 0
+  reason=${line#gcspy: }
+  reason=${reason%; tracing stopped, the program runs on}
+  tr=$(gs_traces | head -1)
+  if [ -z "$tr" ] || [ ! -s "$tr" ]; then
+    [ "$2" = 1 ] && fail "$1: no trace after tracing stopped: $(ls "$GS_DIR")"
+    echo "$1: stopped before the trace was opened: no trace"
+    return 0
+  fi
+  last=$("$GS_CLI" dump "$tr" 2>/dev/null | grep -v '^end ' | tail -1)
+  [[ "$last" == "stopped t="*" dropped=0 reason=\"$reason\"" ]] ||
+    fail "$1: the trace does not end with STOPPED naming '$reason': $last"
+  "$GS_CLI" report --no-symbols -q -o "$GS_DIR/report.txt" "$tr" 2>"$GS_DIR/report.err" ||
+    fail "$1: gcspy report of the stopped trace: exit $?: $(head -1 "$GS_DIR/report.err")"
+  grep -qF "tracing stopped at " "$GS_DIR/report.txt" || fail "$1: the report does not say tracing stopped"
+  echo "$1: the trace ends with: $last"
+}
+
 for room in 2048 5120; do
   limited "tight-$room" $room
   n=$(wc -l <"$GS_DIR/err")
   [ "$n" -eq 1 ] && grep -Eq "^gcspy: .*(Cannot allocate memory|Resource temporarily unavailable); tracing stopped, the program runs on$" "$GS_DIR/err" ||
     fail "tight-$room: expected one line about memory on stderr, got $n: $(head -3 "$GS_DIR/err" | tr '\n' '|')"
   echo "tight-$room: $(head -1 "$GS_DIR/err")"
+  stopped "tight-$room" 0
 done
 
 limited mid 65536
 if grep -q "tracing stopped" "$GS_DIR/err"; then
   [ "$(wc -l <"$GS_DIR/err")" -eq 1 ] || fail "mid: more than one line: $(head -3 "$GS_DIR/err" | tr '\n' '|')"
   grep -Eq "(Cannot allocate memory|Resource temporarily unavailable); tracing stopped" "$GS_DIR/err" || fail "mid: $(cat "$GS_DIR/err")"
-  # events buffered when tracing stopped are not written: the trace may
-  # hold nothing but its header
-  "$COUNT" --incomplete "$(gs_traces)" >"$GS_DIR/c" 2>&1 || grep -qx 'records=0' "$GS_DIR/c" ||
+  # the events buffered when tracing stopped are written, then STOPPED
+  "$COUNT" --incomplete "$(gs_traces)" >"$GS_DIR/c" 2>&1 ||
     fail "mid: trace check: $(grep -m3 -E '^error|rel_' "$GS_DIR/c" | tr '\n' ';')"
   echo "mid: the trace holds $(sed -n 's/^records=//p' "$GS_DIR/c") records"
+  stopped mid 1
 else
   grep -qv '^gcspy: ' "$GS_DIR/err" && fail "mid: stderr: $(grep -v '^gcspy: ' "$GS_DIR/err" | head -2)"
   "$COUNT" "$(gs_traces)" >"$GS_DIR/c" 2>&1 || fail "mid: trace check: $(grep -m3 -E '^error|rel_' "$GS_DIR/c" | tr '\n' ';')"

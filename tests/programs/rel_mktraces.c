@@ -15,17 +15,23 @@
  *     and valid JSON, HTML that never closes its script element early.
  *
  *   rel_mktraces semantic DIR
- *     Traces whose bytes are well-framed but whose content is impossible,
- *     one file each (expected in tests/integration/rel_badinput.sh):
- *       free-unknown.trace     a FREE of an address never allocated
- *       alloc-twice.trace      two ALLOCs of one address without a FREE
- *       free-first.trace       a FREE before the ALLOC of its address
- *       stack-undefined.trace  an ALLOC naming stack 99, never defined
- *       stack-late.trace       STACK 2 defined after the ALLOC that uses it
- *       thread-unknown.trace   an ALLOC by thread 7, which never started
- *       huge-size.trace        blocks of 2^63 and 2^64-1 bytes
- *       time-back.trace        a TIMEBASE earlier than the events before it
- *       no-process.trace       events without a PROCESS_START
+ *     Traces whose bytes are well-framed but whose content breaks, or
+ *     merely stretches, the format's promises (docs/trace-format.md, "What
+ *     a valid trace promises"), one file each, and DIR/cases, a line per
+ *     trace: "NAME 0" for one the analyzer must accept, "NAME 2 OFFSET
+ *     CHUNK PAYLOAD_OFFSET MESSAGE" for a malformed one, where OFFSET,
+ *     CHUNK and PAYLOAD_OFFSET locate its first bad record (as the builder
+ *     wrote it) and MESSAGE is what the analyzer must say of it
+ *     (tests/integration/rel_badinput.sh holds it to that). Malformed:
+ *     frees and reallocs of addresses that are not live (never allocated,
+ *     freed before their allocation, freed twice in a later chunk, freed
+ *     as another kind of memory), stacks undefined, defined late, out of
+ *     sequence, twice, or under an undefined parent, threads never
+ *     started, impossible sizes (2^63, a block wrapping the address
+ *     space, address 0), records before PROCESS_START or after TRACE_END,
+ *     a second PROCESS_START, scan records outside their scan, the unload
+ *     of a module never loaded. Accepted: an allocation over a live block,
+ *     a TIMEBASE going back in time, a thread's events after its exit.
  *     Each also holds 2 ordinary blocks of 100 bytes, one freed.
  *
  *   rel_mktraces big OUT MIB
@@ -116,63 +122,192 @@ static void ordinary(struct gs_tb *tb, int with_proc)
     gs_tb_free_rec(tb, 30, 0x1000);
 }
 
-static int write_case(const char *dir, const char *name, struct gs_tb *tb, uint64_t allocs,
-                      uint64_t frees, uint64_t bytes, uint64_t live, uint64_t live_bytes)
+/* A semantic case being written: the record to be named (marked right after
+ * it is appended) and what the analyzer must say of it. */
+struct sem_case {
+    FILE *manifest;
+    const char *dir;
+    int marked;
+    uint32_t chunk;
+    size_t at;
+};
+
+static void mark(struct sem_case *c, struct gs_tb *tb)
+{
+    gs_tb_last_record(tb, &c->chunk, &c->at);
+    c->marked = 1;
+}
+
+/* Ends the trace (PROCESS_EXIT, TRACE_END unless end is 0), writes it and
+ * its manifest line: "NAME STATUS" and, for a malformed case, "OFFSET
+ * CHUNK PAYLOAD_OFFSET MESSAGE", where the reader's location of the marked
+ * record comes from the builder, which wrote it. */
+static int write_case(struct sem_case *c, const char *name, struct gs_tb *tb, int end,
+                      const char *msg)
 {
     char path[4096];
-    gs_tb_process_exit(tb, 900, 0, GS_EXIT_NORMAL);
-    gs_tb_trace_end(tb, 1000, allocs, frees, bytes, live, live_bytes);
-    snprintf(path, sizeof path, "%s/%s.trace", dir, name);
+    if (end) {
+        gs_tb_process_exit(tb, 900, 0, GS_EXIT_NORMAL);
+        gs_tb_trace_end(tb, 1000, 0, 0, 0, 0, 0);
+    }
+    snprintf(path, sizeof path, "%s/%s.trace", c->dir, name);
     int rc = gs_tb_write_file(tb, path);
-    gs_tb_free(tb);
     if (rc)
         fprintf(stderr, "rel_mktraces: cannot write %s\n", path);
+    else if (msg && c->marked)
+        fprintf(c->manifest, "%s 2 %ld %" PRIu32 " %zu %s\n", name,
+                gs_tb_chunk_offset(tb, c->chunk), c->chunk, c->at, msg);
+    else
+        fprintf(c->manifest, "%s 0\n", name);
+    gs_tb_free(tb);
+    c->marked = 0;
     return rc ? 2 : 0;
 }
 
 static int semantic(const char *dir)
 {
+    char mpath[4096];
+    snprintf(mpath, sizeof mpath, "%s/cases", dir);
+    struct sem_case c = { fopen(mpath, "w"), dir, 0, 0, 0 };
+    if (!c.manifest)
+        return 2;
     int rc = 0;
     struct gs_tb *tb;
 
+    /* ---- malformed: the first problem, named at its record ---- */
     tb = gs_tb_new(); ordinary(tb, 1);
-    gs_tb_free_rec(tb, 40, 0x9000);
-    rc |= write_case(dir, "free-unknown", tb, 2, 2, 200, 1, 100);
+    gs_tb_free_rec(tb, 40, 0x9000); mark(&c, tb);
+    rc |= write_case(&c, "free-unknown", tb, 1, "FREE of 0x9000 that is not live");
 
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_free_rec(tb, 40, 0x5000); mark(&c, tb);
+    gs_tb_alloc(tb, 50, 1, 0x5000, 500, 1);
+    rc |= write_case(&c, "free-first", tb, 1, "FREE of 0x5000 that is not live");
+
+    /* the same in a later chunk, among other records */
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_flush_chunk(tb);
+    gs_tb_alloc(tb, 40, 1, 0x3000, 30, 1);
+    gs_tb_free_rec(tb, 41, 0x3000);
+    gs_tb_free_rec(tb, 42, 0x3000); mark(&c, tb);
+    rc |= write_case(&c, "free-twice-chunk1", tb, 1, "FREE of 0x3000 that is not live");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_realloc(tb, 40, 1, 0xb000, 64, 1); mark(&c, tb);
+    rc |= write_case(&c, "realloc-unknown", tb, 1, "REALLOC of 0xb000 that is not live");
+
+    /* a device free of a host block's address: another block (domain) */
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_free_ex(tb, 40, 1, 0x2000, GS_MEM_DEVICE, GS_FN_CUDA_RUNTIME, 0); mark(&c, tb);
+    rc |= write_case(&c, "free-ex-other-kind", tb, 1, "FREE_EX of 0x2000 that is not live");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_alloc(tb, 40, 1, 0x6000, 600, 99); mark(&c, tb);
+    rc |= write_case(&c, "stack-undefined", tb, 1,
+                     "ALLOC names stack 99, which no STACK record before it defines");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_alloc(tb, 40, 1, 0x6000, 600, 2); mark(&c, tb);
+    gs_tb_stack(tb, 2, 1, 0x401100);
+    rc |= write_case(&c, "stack-late", tb, 1,
+                     "ALLOC names stack 2, which no STACK record before it defines");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_stack(tb, 5, 1, 0x401100); mark(&c, tb);
+    rc |= write_case(&c, "stack-gap", tb, 1, "STACK 5 out of sequence (the next id is 2)");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_stack(tb, 1, 0, 0x402000); mark(&c, tb);
+    rc |= write_case(&c, "stack-twice", tb, 1, "STACK 1 defined again");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_stack(tb, 2, 7, 0x402000); mark(&c, tb);
+    rc |= write_case(&c, "stack-parent", tb, 1,
+                     "STACK 2 names parent 7, which is not defined before it");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_alloc(tb, 40, 7, 0x7000, 700, 1); mark(&c, tb);
+    rc |= write_case(&c, "thread-unknown", tb, 1,
+                     "ALLOC by thread 7, which has no THREAD_START before it");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_thread_exit(tb, 9, 40); mark(&c, tb);
+    rc |= write_case(&c, "thread-exit-unknown", tb, 1, "THREAD_EXIT of thread 9, which never started");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_alloc(tb, 40, 1, 0x8000, 1ull << 63, 1); mark(&c, tb);
+    gs_tb_alloc(tb, 50, 1, 0x9000, UINT64_MAX, 1);
+    rc |= write_case(&c, "huge-size", tb, 1,
+                     "ALLOC of 0x8000 with impossible size 9223372036854775808 (2^63 or more) "
+                     "(and 1 more problem)");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_alloc_ex(tb, 40, 1, 0xfffffffffffff000ull, 8192, 1, GS_MEM_DEVICE,
+                   GS_FN_CUDA_RUNTIME, 0, 0, 0); mark(&c, tb);
+    rc |= write_case(&c, "size-wraps", tb, 1,
+                     "ALLOC_EX of 0xfffffffffffff000 with size 8192 runs past the end of the "
+                     "address space");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_alloc(tb, 40, 1, 0, 16, 1); mark(&c, tb);
+    rc |= write_case(&c, "addr-zero", tb, 1, "ALLOC of address 0");
+
+    tb = gs_tb_new();
+    gs_tb_thread_start(tb, 1, 77, 1); mark(&c, tb);
+    gs_tb_stack(tb, 1, 0, 0x401000);
+    gs_tb_alloc(tb, 10, 1, 0x1000, 100, 1);
+    rc |= write_case(&c, "no-process", tb, 1, "THREAD_START record before PROCESS_START");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    proc(tb, 78, "/bin/semantic", "semantic", 8, "h", "0.1.0"); mark(&c, tb);
+    rc |= write_case(&c, "process-twice", tb, 1, "a second PROCESS_START");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_scan_block(tb, 3, 0x2000, 100, 1, GS_MEM_HOST, GS_CLASS_DEFINITE); mark(&c, tb);
+    rc |= write_case(&c, "scan-block-outside", tb, 1, "SCAN_BLOCK of scan 3 outside that scan");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_scan_begin(tb, 1, 40, GS_SCAN_TRIG_API, 0);
+    gs_tb_scan_begin(tb, 2, 41, GS_SCAN_TRIG_API, 0); mark(&c, tb);
+    gs_tb_scan_end(tb, &(struct gs_tb_scan_end){ .scan_id = 2, .t_start = 41, .t_end = 42 });
+    rc |= write_case(&c, "scan-nested", tb, 1, "SCAN_BEGIN of scan 2 while scan 1 is open");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_scan_end(tb, &(struct gs_tb_scan_end){ .scan_id = 4, .t_start = 41, .t_end = 42 });
+    mark(&c, tb);
+    rc |= write_case(&c, "scan-end-outside", tb, 1, "SCAN_END of scan 4 outside that scan");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_module_unload(tb, 5, 40); mark(&c, tb);
+    rc |= write_case(&c, "unload-unknown", tb, 1, "MODULE_UNLOAD of module 5, which is not loaded");
+
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_process_exit(tb, 900, 0, GS_EXIT_NORMAL);
+    gs_tb_trace_end(tb, 1000, 2, 1, 200, 1, 100);
+    gs_tb_alloc(tb, 1001, 1, 0x4000, 40, 1); mark(&c, tb);
+    rc |= write_case(&c, "after-end", tb, 0, "ALLOC record after TRACE_END");
+
+    /* ---- valid, though odd: exit 0 ---- */
+    /* an allocation over a live block: the shim missed the earlier block's
+     * free (freed where it does not see it); the replay ends it there */
     tb = gs_tb_new(); ordinary(tb, 1);
     gs_tb_alloc(tb, 40, 1, 0x2000, 300, 1);
-    rc |= write_case(dir, "alloc-twice", tb, 3, 1, 500, 1, 300);
+    rc |= write_case(&c, "alloc-twice", tb, 1, NULL);
 
-    tb = gs_tb_new(); ordinary(tb, 1);
-    gs_tb_free_rec(tb, 40, 0x5000);
-    gs_tb_alloc(tb, 50, 1, 0x5000, 500, 1);
-    rc |= write_case(dir, "free-first", tb, 3, 2, 700, 1, 100);
-
-    tb = gs_tb_new(); ordinary(tb, 1);
-    gs_tb_alloc(tb, 40, 1, 0x6000, 600, 99);
-    rc |= write_case(dir, "stack-undefined", tb, 3, 1, 800, 2, 700);
-
-    tb = gs_tb_new(); ordinary(tb, 1);
-    gs_tb_alloc(tb, 40, 1, 0x6000, 600, 2);
-    gs_tb_stack(tb, 2, 1, 0x401100);
-    rc |= write_case(dir, "stack-late", tb, 3, 1, 800, 2, 700);
-
-    tb = gs_tb_new(); ordinary(tb, 1);
-    gs_tb_alloc(tb, 40, 7, 0x7000, 700, 1);
-    rc |= write_case(dir, "thread-unknown", tb, 3, 1, 900, 2, 800);
-
-    tb = gs_tb_new(); ordinary(tb, 1);
-    gs_tb_alloc(tb, 40, 1, 0x8000, 1ull << 63, 1);
-    gs_tb_alloc(tb, 50, 1, 0x9000, UINT64_MAX, 1);
-    rc |= write_case(dir, "huge-size", tb, 4, 1, 0, 3, 0);
-
+    /* a new buffer's TIMEBASE earlier than the records before it: buffers
+     * of different streams are out of time order by up to a flush interval */
     tb = gs_tb_new(); ordinary(tb, 1);
     gs_tb_timebase(tb, 5);
     gs_tb_alloc(tb, 6, 1, 0xa000, 800, 1);
-    rc |= write_case(dir, "time-back", tb, 3, 1, 1000, 2, 900);
+    rc |= write_case(&c, "time-back", tb, 1, NULL);
 
-    tb = gs_tb_new(); ordinary(tb, 0);
-    rc |= write_case(dir, "no-process", tb, 2, 1, 200, 1, 100);
+    /* a thread's events after its THREAD_EXIT (a definition, written ahead
+     * of the thread's last events) */
+    tb = gs_tb_new(); ordinary(tb, 1);
+    gs_tb_thread_exit(tb, 1, 35);
+    gs_tb_alloc(tb, 40, 1, 0xc000, 50, 1);
+    rc |= write_case(&c, "thread-after-exit", tb, 1, NULL);
+    fclose(c.manifest);
     return rc;
 }
 

@@ -20,7 +20,7 @@ static void small(struct gs_tb *tb)
         .pid = 7, .ppid = 1, .exe = "/bin/x", .argv = "x", .argv_len = 1, .host = "h",
         .version = "0.1.0", .depth = 64, .page_size = 4096 });
     gs_tb_stack(tb, 1, 0, 0x401000);
-    gs_tb_alloc(tb, 100, 1, 0x5000, 64, 1);
+    gs_tb_alloc(tb, 100, 0, 0x5000, 64, 1); /* thread 0: no THREAD_START needed */
     gs_tb_free_rec(tb, 200, 0x5000);
     gs_tb_trace_end(tb, 300, 1, 1, 64, 0, 0);
 }

@@ -29,6 +29,8 @@ struct gs_tb {
     struct gs_buf offs;    /* chunk header offsets (size_t each) */
     struct gs_enc_state st;
     uint32_t seq;
+    uint32_t last_chunk;   /* where the last record went: chunk seq, */
+    size_t last_at;        /* offset in that chunk's payload */
     size_t chunk_limit;
     int level;
     int failed;
@@ -97,7 +99,15 @@ static uint8_t *begin(struct gs_tb *tb, size_t need)
     uint8_t *p = tb->raw.p + tb->raw.len;
     if (tb->raw.len == 0)
         p = gs_rec_timebase(p, &tb->st, tb->st.t);
+    tb->last_chunk = tb->seq;
+    tb->last_at = (size_t)(p - tb->raw.p);
     return p;
+}
+
+void gs_tb_last_record(const struct gs_tb *tb, uint32_t *chunk, size_t *payload_offset)
+{
+    *chunk = tb->last_chunk;
+    *payload_offset = tb->last_at;
 }
 
 static int finish(struct gs_tb *tb, uint8_t *end)
@@ -114,6 +124,8 @@ int gs_tb_timebase(struct gs_tb *tb, uint64_t t)
         tb->failed = 1;
         return -1;
     }
+    tb->last_chunk = tb->seq;
+    tb->last_at = tb->raw.len;
     return finish(tb, gs_rec_timebase(tb->raw.p + tb->raw.len, &tb->st, t));
 }
 

@@ -138,6 +138,13 @@ int gs_tb_flush_chunk(struct gs_tb *tb);
 uint8_t *gs_tb_data(struct gs_tb *tb, size_t *len);
 int gs_tb_write_file(struct gs_tb *tb, const char *path);
 
+/* Where the last record appended (by any of the calls above but gs_tb_raw)
+ * went: the seq of its chunk and its offset in that chunk's decompressed
+ * payload, after the TIMEBASE a chunk opens with. With gs_tb_chunk_offset
+ * once the chunk is closed, that is where a reader names the record:
+ * "offset FILE_OFFSET: chunk SEQ, record at payload offset N". */
+void gs_tb_last_record(const struct gs_tb *tb, uint32_t *chunk, size_t *payload_offset);
+
 /* Chunks closed so far, and the file offset of chunk k's header (-1 when
  * there is no such chunk). */
 size_t gs_tb_chunks(const struct gs_tb *tb);

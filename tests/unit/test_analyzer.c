@@ -3,7 +3,9 @@
  * scans and their reconciliation with the end state), growth detection,
  * pause statistics and MMU, heap fragmentation, the bounded time series and
  * marker log, suppressions (LeakSanitizer's matching rules), the CI gate's
- * judgement, and the JSON writer. Records are fed to the model directly, or
+ * judgement, the JSON writer, and the format's promises (validate.h): a
+ * valid trace has no problem, a malformed one is named at its first bad
+ * record, a cut trace is incomplete but not malformed. Records are fed to the model directly, or
  * traces are built in memory with the trace builder and analysed whole.
  */
 #define _GNU_SOURCE
@@ -406,6 +408,159 @@ Test(analyze, intervals_attribute_new_unreachable_blocks)
     gs_result_free(r);
 }
 
+/* ---- the format's promises (validate.h) ---- */
+
+static struct gs_result *analyze_bytes(const uint8_t *data, size_t len)
+{
+    struct gs_result *r = NULL;
+    char err[512];
+    cr_assert_eq(gs_analyze_mem(data, len, "mem.trace", NULL, NULL, &r, err, sizeof err), 0,
+                 "%s", err);
+    return r;
+}
+
+/* Where a reader names the last record the builder appended. */
+static void last_at(struct gs_tb *tb, char *buf, size_t len)
+{
+    uint32_t k;
+    size_t at;
+    gs_tb_last_record(tb, &k, &at);
+    size_t n;
+    cr_assert_not_null(gs_tb_data(tb, &n)); /* closes the chunk: its offset is known */
+    snprintf(buf, len, "offset %ld: chunk %u, record at payload offset %zu", gs_tb_chunk_offset(tb, k),
+             k, at);
+}
+
+Test(validate, a_valid_trace_has_no_problem)
+{
+    struct gs_tb *tb = gs_tb_new();
+    proc_start(tb, 3);
+    struct gs_tb_seg seg = { 0, 0x1000, 5 };
+    gs_tb_module(tb, 1, 0, 0x400000, "/bin/t", NULL, 0, 1, &seg);
+    gs_tb_thread_start(tb, 1, 3, 0);
+    gs_tb_stack(tb, 1, 0, 0x400100);
+    gs_tb_stack(tb, 2, 1, 0x400200);
+    gs_tb_alloc(tb, 1, 1, 0x1000, 10, 2);
+    gs_tb_realloc(tb, 2, 1, 0x1000, 20, 1);
+    gs_tb_alloc_ex(tb, 3, 1, 0x7f0000000000ull, 4096, 2, GS_MEM_DEVICE, GS_FN_CUDA_RUNTIME, 0,
+                   0, 0);
+    gs_tb_thread_start(tb, 2, 4, 3);
+    gs_tb_free_ex(tb, 4, 2, 0x7f0000000000ull, GS_MEM_DEVICE, GS_FN_CUDA_RUNTIME, 0);
+    gs_tb_thread_exit(tb, 2, 5);
+    gs_tb_alloc(tb, 6, 2, 0x3000, 30, 0); /* after its thread's exit: allowed */
+    gs_tb_alloc(tb, 6, 0, 0x4000, 40, 0); /* thread 0: no thread */
+    gs_tb_alloc(tb, 7, 1, 0x4000, 50, 1); /* over a live block: its free was missed */
+    gs_tb_scan_begin(tb, 1, 8, GS_SCAN_TRIG_EXIT, 0);
+    gs_tb_scan_block(tb, 1, 0x1000, 20, 1, GS_MEM_HOST, GS_CLASS_DEFINITE);
+    gs_tb_scan_end(tb, &(struct gs_tb_scan_end){ .scan_id = 1, .t_start = 8, .t_end = 9 });
+    gs_tb_module_unload(tb, 1, 10);
+    gs_tb_free_rec(tb, 11, 0x1000);
+    gs_tb_process_exit(tb, 12, 0, GS_EXIT_NORMAL);
+    gs_tb_trace_end(tb, 13, 5, 2, 4216, 2, 80);
+    struct gs_result *r = analyze_tb(tb, NULL, NULL);
+    cr_assert(r->complete, "%s", r->damage);
+    cr_assert_not(r->malformed, "%s", r->problem);
+    cr_assert_eq(r->problems, 0);
+    cr_assert_null(r->problem);
+    cr_assert_eq(r->replaced_allocs, 1);
+    gs_result_free(r);
+}
+
+Test(validate, the_first_problem_is_named_at_its_record_and_all_are_counted)
+{
+    struct gs_tb *tb = gs_tb_new();
+    proc_start(tb, 3);
+    gs_tb_thread_start(tb, 1, 3, 0);
+    gs_tb_stack(tb, 1, 0, 0x400100);
+    gs_tb_alloc(tb, 1, 1, 0x1000, 10, 1);
+    gs_tb_flush_chunk(tb);
+    gs_tb_alloc(tb, 2, 1, 0x2000, 20, 1);
+    gs_tb_free_rec(tb, 3, 0x9000);
+    char at[128], want[256];
+    last_at(tb, at, sizeof at);
+    gs_tb_alloc(tb, 4, 1, 0x3000, 30, 9);   /* stack 9 never defined */
+    gs_tb_alloc(tb, 5, 5, 0x4000, 40, 1);   /* thread 5 never started */
+    struct gs_result *r = analyze_tb(tb, NULL, NULL);
+    snprintf(want, sizeof want, "%s: FREE of 0x9000 that is not live", at);
+    cr_assert(strstr(at, "chunk 1, record at payload offset "), "%s", at);
+    cr_assert(r->malformed);
+    cr_assert_str_eq(r->problem, want);
+    cr_assert_eq(r->problems, 3);
+    /* what could be applied was: the free counted, the two blocks live */
+    cr_assert_eq(r->unmatched_frees, 1);
+    cr_assert_eq(r->allocs, 4);
+    cr_assert_eq(r->live_bytes_end[GS_MC_HOST], 100);
+    gs_result_free(r);
+}
+
+Test(validate, impossible_blocks_are_named_and_left_out)
+{
+    struct gs_tb *tb = gs_tb_new();
+    proc_start(tb, 3);
+    gs_tb_thread_start(tb, 1, 3, 0);
+    gs_tb_alloc(tb, 1, 1, 0x1000, 10, 0);
+    gs_tb_alloc(tb, 2, 1, 0x2000, 1ull << 63, 0);
+    char at[128], want[256];
+    last_at(tb, at, sizeof at);
+    gs_tb_alloc(tb, 3, 1, UINT64_MAX - 15, 32, 0); /* wraps */
+    gs_tb_alloc(tb, 3, 1, UINT64_MAX - 15, 16, 0); /* ends at 2^64: fits */
+    gs_tb_alloc(tb, 4, 1, 0, 16, 0);
+    struct gs_result *r = analyze_tb(tb, NULL, NULL);
+    snprintf(want, sizeof want, "%s: ALLOC of 0x2000 with impossible size 9223372036854775808 "
+             "(2^63 or more)", at);
+    cr_assert_str_eq(r->problem, want);
+    cr_assert_eq(r->problems, 3);
+    cr_assert_eq(r->allocs, 2);
+    cr_assert_eq(r->live_bytes_end[GS_MC_HOST], 26);
+    gs_result_free(r);
+}
+
+Test(validate, a_cut_is_incomplete_a_corruption_is_malformed)
+{
+    struct gs_tb *tb = gs_tb_new();
+    proc_start(tb, 3);
+    gs_tb_thread_start(tb, 1, 3, 0);
+    gs_tb_alloc(tb, 1, 1, 0x1000, 10, 0);
+    gs_tb_flush_chunk(tb);
+    for (uint64_t i = 0; i < 100; i++)
+        gs_tb_alloc(tb, 2 + i, 1, 0x10000 + i * 64, 64, 0);
+    gs_tb_trace_end(tb, 200, 101, 0, 6410, 101, 6410);
+    size_t len;
+    uint8_t *d = gs_tb_data(tb, &len);
+    long c1 = gs_tb_chunk_offset(tb, 1);
+    cr_assert_gt(c1, 0);
+
+    /* no TRACE_END, and the file ends inside chunk 1: cut, not malformed */
+    struct gs_result *r = analyze_bytes(d, (size_t)c1);
+    cr_assert_not(r->complete);
+    cr_assert_not(r->malformed);
+    gs_result_free(r);
+    r = analyze_bytes(d, len - 5);
+    cr_assert_not(r->complete);
+    cr_assert(strstr(r->damage, "truncated chunk"), "%s", r->damage);
+    cr_assert_not(r->malformed, "%s", r->problem);
+    cr_assert_eq(r->allocs, 1);
+    gs_result_free(r);
+
+    /* a flipped payload byte: malformed, named by the reader's message */
+    uint8_t *bad = malloc(len);
+    cr_assert_not_null(bad);
+    memcpy(bad, d, len);
+    bad[c1 + 24 + 3] ^= 0x40;
+    r = analyze_bytes(bad, len);
+    char want[128];
+    snprintf(want, sizeof want, "offset %ld: chunk 1: payload CRC mismatch", c1);
+    cr_assert_not(r->complete);
+    cr_assert(r->malformed);
+    cr_assert_eq(r->problems, 1);
+    cr_assert_str_eq(r->problem, want);
+    cr_assert_str_eq(r->damage, want);
+    cr_assert_eq(r->allocs, 1);
+    gs_result_free(r);
+    free(bad);
+    gs_tb_free(tb);
+}
+
 /* ---- growth ---- */
 
 static struct gs_result *growth_trace(int leak_every, int steady_noise, int shuffle)
@@ -717,6 +872,7 @@ static struct gs_result *gate_result(void)
 {
     struct gs_tb *tb = gs_tb_new();
     proc_start(tb, 10);
+    gs_tb_thread_start(tb, 1, 10, 0);
     gs_tb_stack(tb, 1, 0, 0x401000);
     gs_tb_stack(tb, 2, 0, 0x402000);
     gs_tb_alloc(tb, 1, 1, 0x1000, 100, 1);
@@ -759,7 +915,8 @@ Test(check, limits_classes_and_inherited_blocks)
               v.detail);
     gs_check_eval(&l, "gone.trace", NULL, "gone.trace: no such file", &v);
     cr_assert_eq(v.status, 2);
-    cr_assert_str_eq(v.line, "ERROR gone.trace: gone.trace: no such file");
+    /* the reader's message names the trace: once in the line */
+    cr_assert_str_eq(v.line, "ERROR gone.trace: no such file");
     gs_result_free(r);
 }
 

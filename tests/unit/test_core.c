@@ -31,9 +31,31 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+#include <zstd.h>
+#include <zstd_errors.h>
+
 #include "gcspy.h"
 #include "shim.h"
 #include "trace_reader.h"
+
+/* Fault injection: the writer's next compression fails when fail_compress
+ * is set (this definition, in the executable, is the one the core's
+ * writer calls). zstd cannot be made to fail otherwise: the writer takes
+ * all the memory compression needs when it opens the trace. */
+static int fail_compress;
+size_t ZSTD_compress2(ZSTD_CCtx *c, void *dst, size_t cap, const void *src, size_t n)
+{
+    static size_t (*real)(ZSTD_CCtx *, void *, size_t, const void *, size_t);
+    if (fail_compress) {
+        fail_compress = 0;
+        return (size_t)-ZSTD_error_memory_allocation;
+    }
+    if (!real)
+        real = (size_t (*)(ZSTD_CCtx *, void *, size_t, const void *, size_t))dlsym(
+            RTLD_NEXT, "ZSTD_compress2");
+    return real(c, dst, cap, src, n);
+}
 
 /* ---- starting the core with a fake environment ---- */
 
@@ -41,8 +63,16 @@ static char dir[64];
 static char outvar[256];
 static char *envp[16];
 
+/* The record arrays of the traces a test read (read_trace), freed when the
+ * test ends whatever assertion ended it, so LeakSanitizer (make asan) has
+ * nothing to report. */
+static void *read_bufs[32];
+static int nread_bufs;
+
 static void remove_dir(void)
 {
+    while (nread_bufs > 0)
+        free(read_bufs[--nread_bufs]);
     if (!dir[0])
         return;
     DIR *d = opendir(dir);
@@ -136,10 +166,13 @@ static struct trace read_trace(const char *path)
         case GS_REC_EXEC: copy_str(x, rec.u.exec.path); break;
         case GS_REC_MODULE: copy_str(x, rec.u.module.path); break;
         case GS_REC_MARKER: copy_str(x, rec.u.marker.label); break;
+        case GS_REC_STOPPED: copy_str(x, rec.u.stopped.reason); break;
         default: break;
         }
     }
     cr_assert_neq(rc, GS_READ_DAMAGED, "%s: %s", path, gs_reader_error(r));
+    cr_assert_lt(nread_bufs, 32);
+    read_bufs[nread_bufs++] = t.v;
     t.complete = t.n > 0 && t.v[t.n - 1].r.type == GS_REC_TRACE_END;
     gs_reader_close(r);
     return t;
@@ -803,7 +836,6 @@ Test(core, exec_record_is_flushed_before_exec)
     cr_assert_lt(i, t.n, "no EXEC record flushed");
     cr_assert_str_eq(t.v[i].str, "/bin/echo");
     check_alloc(alloc_at(&t, GS_REC_ALLOC, 0x10000), 1, 77, 0);
-    free(t.v);
     t = finish(0);
     cr_assert_eq(count(&t, GS_REC_EXEC), 1);
 }
@@ -827,6 +859,19 @@ Test(core, marker)
 static void trace_path_of(pid_t pid, char *out, size_t len)
 {
     snprintf(out, len, "%s/core-%d.trace", dir, (int)pid);
+}
+
+/* PROCESS_START is a trace's first record (after its TIMEBASE): written
+ * before tracing starts, so no other thread's record can precede it. */
+static void check_process_first(const struct trace *t, uint64_t flags)
+{
+    size_t i = 0;
+    while (i < t->n && t->v[i].r.type == GS_REC_TIMEBASE)
+        i++;
+    cr_assert_lt(i, t->n);
+    cr_assert_eq(t->v[i].r.type, GS_REC_PROCESS_START, "first record 0x%02x", t->v[i].r.type);
+    cr_assert_eq(t->v[i].r.u.proc.flags, flags, "process flags 0x%llx",
+                 (unsigned long long)t->v[i].r.u.proc.flags);
 }
 
 Test(core, fork_child_trace_stands_alone)
@@ -875,6 +920,8 @@ Test(core, fork_child_trace_stands_alone)
     trace_path_of(c, p, sizeof p);
     struct trace k = read_trace(p);
     cr_assert(k.complete, "child trace %s incomplete", p);
+    check_process_first(&t, 0); /* not set-user-ID: no GS_PROC_F_SETUID */
+    check_process_first(&k, GS_PROC_F_FORKED);
     const struct gs_record *pr = only(&k, GS_REC_PROCESS_START);
     cr_assert_eq(pr->u.proc.pid, (uint64_t)c);
     cr_assert_eq(pr->u.proc.ppid, (uint64_t)parent);
@@ -898,7 +945,6 @@ Test(core, fork_child_trace_stands_alone)
     cr_assert_eq(only(&k, GS_REC_PROCESS_EXIT)->u.exit.status, 3);
     /* Counters are the child's own; live blocks include the inherited. */
     check_end(&k, 1, 1, 400, 3, 900);
-    free(k.v);
 }
 
 Test(core, fork_from_a_forked_child)
@@ -964,6 +1010,61 @@ Test(core, fork_from_a_forked_child)
     cr_assert_eq(only(&gt, GS_REC_PROCESS_START)->u.proc.flags, GS_PROC_F_FORKED);
     cr_assert_eq(count(&gt, GS_REC_ALLOC_EX), 2, "grandchild inherits both blocks");
     check_end(&gt, 1, 0, 300, 3, 600);
+}
+
+/* ---- internal failures ---- */
+
+Test(core, compression_failure_ends_the_trace_with_stopped)
+{
+    /* no periodic flush: the test decides which round compresses what */
+    static const char *const extra[] = {"GCSPY_FLUSH_MS=600000", "GCSPY_SAMPLE_MS=0", NULL};
+    start_core("zfail.trace", extra);
+    gs_on_alloc(0x10000, 100, 0, GS_MEM_HOST, GS_FN_MALLOC);
+    gs_writer_flush(); /* chunk 0: the process, the first block */
+    gs_on_alloc(0x20000, 200, 0, GS_MEM_HOST, GS_FN_MALLOC);
+    gs_on_free(0x10000);
+
+    char p[128];
+    snprintf(p, sizeof p, "%s/stderr", dir);
+    int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    cr_assert_geq(fd, 0);
+    int saved = dup(2);
+    dup2(fd, 2);
+    gs_opt.quiet = 0;
+    fail_compress = 1;
+    gs_writer_flush(); /* this round's chunk cannot be made */
+    cr_assert_not(gs_tracing(), "tracing goes on after a failed compression");
+    /* the writer thread ends the trace; closing joins it */
+    cr_assert_eq(gs_writer_close(NULL, 0), -1);
+    dup2(saved, 2);
+    close(saved);
+    char err[512];
+    ssize_t n = pread(fd, err, sizeof err - 1, 0);
+    close(fd);
+    err[n > 0 ? n : 0] = 0;
+    const char *want = "compressing a chunk: zstd error: Allocation error : not enough memory";
+    char line[512];
+    snprintf(line, sizeof line, "gcspy: %s (", want);
+    cr_assert(strncmp(err, line, strlen(line)) == 0, "stderr: %s", err);
+    cr_assert(strstr(err, " bytes of records lost); tracing stopped, the program runs on\n"),
+              "stderr: %s", err);
+    cr_assert_eq(strchr(err, '\n') - err + 1, n, "more than one line: %s", err);
+
+    /* chunk 0, then nothing of the lost chunk (later records could need
+     * what it held), then STOPPED naming the failure, then nothing */
+    snprintf(p, sizeof p, "%s/zfail.trace", dir);
+    struct trace t = read_trace(p);
+    cr_assert_not(t.complete);
+    cr_assert_not_null(alloc_at(&t, GS_REC_ALLOC, 0x10000));
+    cr_assert_eq(count(&t, GS_REC_FREE), 0);
+    for (size_t i = 0; i < t.n; i++)
+        cr_assert(t.v[i].r.type != GS_REC_ALLOC || t.v[i].r.u.alloc.addr != 0x20000,
+                  "a record of the lost chunk was written");
+    const struct gs_record *st = &t.v[t.n - 1].r;
+    cr_assert_eq(st->type, GS_REC_STOPPED, "last record 0x%02x", st->type);
+    cr_assert_eq(count(&t, GS_REC_STOPPED), 1);
+    cr_assert_eq(st->u.stopped.dropped, 0);
+    cr_assert_eq(strncmp(t.v[t.n - 1].str, want, strlen(want)), 0, "reason: %s", t.v[t.n - 1].str);
 }
 
 /* ---- PyTorch-aware mode's pieces that need no Python (torch.c, elfsym.c) ---- */

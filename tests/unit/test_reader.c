@@ -809,6 +809,8 @@ static void read_chunk0(struct gs_reader *r)
     }
 }
 
+/* Chunk 0 reads, then the damage is reported as fmt (with the offset off).
+ * Only a file that ends inside a chunk is merely cut (gs_reader_cut). */
 static void check_damage(const uint8_t *d, size_t len, const char *fmt, uint64_t off)
 {
     char want[512];
@@ -817,6 +819,8 @@ static void check_damage(const uint8_t *d, size_t len, const char *fmt, uint64_t
     read_chunk0(r);
     expect_damage(r, want);
     cr_assert_eq(gs_reader_chunks(r), 1);
+    cr_assert_eq(gs_reader_cut(r), strstr(want, "truncated chunk") != NULL,
+                 "%s: cut %d", want, gs_reader_cut(r));
     gs_reader_close(r);
 }
 
@@ -866,6 +870,7 @@ Test(reader, truncated_chunk_payload_from_a_file)
     snprintf(want, sizeof want, "offset %llu: chunk 1: truncated chunk (payload has %u of %u bytes)",
              (unsigned long long)t.c1, comp - 1, comp);
     expect_damage(r, want);
+    cr_assert(gs_reader_cut(r));
     gs_reader_close(r);
     unlink(path);
     gs_tb_free(t.tb);
@@ -878,9 +883,11 @@ Test(reader, chunk_length_past_end_of_file)
     uint32_t comp = gs_le32(h + 8);
     gs_st32(h + 8, comp + 1000);
     gs_st32(h + 20, gs_crc32c(h, 20));   /* a valid header that lies */
-    char fmt[160];
-    snprintf(fmt, sizeof fmt, "offset %%llu: chunk 1: truncated chunk (payload has %u of %u bytes)",
-             comp, comp + 1000);
+    /* the whole payload is there (it matches the CRC): malformed, not cut */
+    char fmt[200];
+    snprintf(fmt, sizeof fmt, "offset %%llu: chunk 1: chunk length %u runs past the end of the "
+             "file (the %u bytes there are the whole payload: they match its CRC)",
+             comp + 1000, comp);
     check_damage(t.d, t.len, fmt, t.c1);
     gs_tb_free(t.tb);
 }

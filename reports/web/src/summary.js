@@ -55,6 +55,7 @@ function facts(p) {
       : p.exit.how === 'exec' ? 'exec ' + (p.exit.exec_path || '') : 'status ' + p.exit.status);
   }
   add('trace', p.complete ? p.trace + ' (complete)' : p.trace + ' (incomplete: ' + (p.damage || 'cut') + ')');
+  if (p.malformed) add('malformed', p.problem + (p.problems > 1 ? ' (and ' + GS.fmtCount(p.problems - 1) + ' more)' : ''));
   if (p.stopped) add('tracing stopped', GS.fmtNs(p.stopped.t_ns) + ': ' + p.stopped.reason + ' (' + GS.fmtCount(p.stopped.dropped_events) + ' events dropped)');
   var e = p.events || {};
   add('events', GS.fmtCount(e.allocs) + ' allocations, ' + GS.fmtCount(e.frees) + ' frees, ' +
@@ -86,6 +87,11 @@ GS.renderSummary = function (body, doc, p, ctx) {
     badge('time paused', GS.fmtPct(pz.share, 2), pz.share > 0.05,
       GS.fmtCount(pz.count) + ' pauses' + (pz.percentiles_ns ? ', longest ' + GS.fmtNs(pz.percentiles_ns.max) : '')));
   body.appendChild(badges);
+  if (p.malformed) {
+    body.appendChild(GS.el('p', { class: 'error malformed' }, 'Malformed trace: ' + p.problem +
+      (p.problems > 1 ? ' (and ' + GS.fmtCount(p.problems - 1) + ' more problems)' : '') +
+      '. The figures replay the records as they are.'));
+  }
   if (p.verdict) body.appendChild(GS.el('p', { class: 'verdict ' + p.verdict.status }, p.verdict.line));
   var cols = GS.el('div', { class: 'cols' },
     GS.el('div', null, GS.el('h3', null, 'Leaks by class and memory kind'), leakTable(s),
@@ -104,7 +110,7 @@ GS.renderSummary = function (body, doc, p, ctx) {
         GS.el('td', { class: 'num' }, GS.fmtBytes(qs.definite.total.bytes + qs.indirect.total.bytes)),
         GS.el('td', { class: 'num' }, String((q.growth.suspects || []).length)),
         GS.el('td', { class: 'num' }, GS.fmtNs(q.duration_ns)),
-        GS.el('td', null, q.complete ? 'complete' : 'incomplete'));
+        GS.el('td', null, q.malformed ? 'malformed' : q.complete ? 'complete' : 'incomplete'));
     });
     body.appendChild(GS.el('table', { class: 'grid processes' },
       GS.el('thead', null, GS.el('tr', null, ['process', 'leaked', 'growth suspects', 'duration', 'trace'].map(function (h) { return GS.el('th', null, h); }))),
