@@ -14,6 +14,11 @@
  *   modules.c  the module map (dl_iterate_phdr), written as MODULE records
  *   options.c  options from the environment (options.def)
  *   mem.c      the shim's own memory, straight from mmap
+ *   scan.c     the leak scan (with stop.c: stopping threads, roots.c: roots)
+ *   python.c   Python frames, optimizer steps, GC pauses
+ *   torch.c    PyTorch-aware mode (caching-allocator snapshots, weak metadata)
+ *   elfsym.c   symbols of loaded modules, read in memory
+ *   cuda_hooks.c, bridge.c  CUDA allocation calls, and CUPTI's way in
  *
  * Invariants every file keeps:
  *  - Nothing here allocates through the hooked functions: memory comes from
