@@ -19,6 +19,7 @@
  * the largest max_groups of the others, and the growth suspects.
  */
 #include "analyze.h"
+#include "idtab.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -155,30 +156,12 @@ static int symbolize_stack(struct ctx *c, uint32_t id, struct gs_stackv *out)
     if (!id)
         return 0;
     /* per-result cache: groups of several classes share stacks */
-    if ((c->scn + 1) * 2 > c->sccap) {
-        size_t ncap = c->sccap ? c->sccap * 2 : 256;
-        struct stackc *n = calloc(ncap, sizeof *n);
-        if (!n)
-            return -1;
-        for (size_t i = 0; i < c->sccap; i++) {
-            if (!c->sc[i].id)
-                continue;
-            size_t j = gs_hash_addr(c->sc[i].id) & (ncap - 1);
-            while (n[j].id)
-                j = (j + 1) & (ncap - 1);
-            n[j] = c->sc[i];
-        }
-        free(c->sc);
-        c->sc = n;
-        c->sccap = ncap;
-    }
-    size_t j = gs_hash_addr(id) & (c->sccap - 1);
-    while (c->sc[j].id) {
-        if (c->sc[j].id == id) {
-            *out = c->sc[j].st;
-            return 0;
-        }
-        j = (j + 1) & (c->sccap - 1);
+    struct stackc *e = gs_idtab_slot((void **)&c->sc, &c->sccap, c->scn, sizeof *c->sc, id);
+    if (!e)
+        return -1;
+    if (e->id) {
+        *out = e->st;
+        return 0;
     }
 
     const struct gs_model *m = c->m;
@@ -235,8 +218,8 @@ static int symbolize_stack(struct ctx *c, uint32_t id, struct gs_stackv *out)
     if (!out->f)
         return -1;
     memcpy(out->f, c->buf, c->nbuf * sizeof *out->f);
-    c->sc[j].id = id;
-    c->sc[j].st = *out;
+    e->id = id;
+    e->st = *out;
     c->scn++;
     return 0;
 }

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "../analyzer/analyze.h"
+#include "../analyzer/idtab.h"
 #include "../analyzer/trace_reader.h"
 
 #define SNAPS 128
@@ -665,31 +666,14 @@ static int site_add(struct sitetab *t, uint32_t stack, double w)
 {
     if (!stack)
         return 0;
-    if ((t->n + 1) * 2 > t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 1024;
-        struct sitew *v = calloc(cap, sizeof *v);
-        if (!v)
-            return -1;
-        for (size_t i = 0; i < t->cap; i++) {
-            if (!t->v[i].stack)
-                continue;
-            size_t j = gs_hash_addr(t->v[i].stack) & (cap - 1);
-            while (v[j].stack)
-                j = (j + 1) & (cap - 1);
-            v[j] = t->v[i];
-        }
-        free(t->v);
-        t->v = v;
-        t->cap = cap;
-    }
-    size_t j = gs_hash_addr(stack) & (t->cap - 1);
-    while (t->v[j].stack && t->v[j].stack != stack)
-        j = (j + 1) & (t->cap - 1);
-    if (!t->v[j].stack) {
-        t->v[j].stack = stack;
+    struct sitew *e = gs_idtab_slot((void **)&t->v, &t->cap, t->n, sizeof *t->v, stack);
+    if (!e)
+        return -1;
+    if (!e->stack) {
+        e->stack = stack;
         t->n++;
     }
-    t->v[j].w += w;
+    e->w += w;
     return 0;
 }
 
