@@ -38,15 +38,11 @@ static void usage(FILE *f)
             "                             possible, reachable, not-freed, growth, all\n"
             "                             (default definite,indirect)\n"
             "options:\n"
-            "  --no-default-suppressions  do not apply the built-in suppressions (PyTorch\n"
-            "                        DataLoader caches; see docs/report-json.md)\n"
-            "  --suppressions FILE        LeakSanitizer-format 'leak:PATTERN' lines (repeatable)\n"
-            "  --junit FILE               also write JUnit XML for CI dashboards\n"
-            "  --json FILE                also write the JSON report, verdicts included\n"
-            "  --require-complete         an incomplete or damaged trace is an error\n"
-            "  --no-symbols               do not read debug information\n"
-            "  --growth-min-bytes N       least fitted rise for a growth suspect (64K)\n"
-            "  -q, --quiet                print the verdict lines only\n");
+            "  --junit FILE          also write JUnit XML for CI dashboards\n"
+            "  --json FILE           also write the JSON report, verdicts included\n"
+            "  --require-complete    an incomplete or damaged trace is an error\n"
+            GS_COMMON_HELP
+            "  -q, --quiet           print the verdict lines only\n");
 }
 
 static int write_file(const char *path, const struct gs_reporter *rep,
@@ -73,30 +69,19 @@ int gs_cmd_check(int argc, char **argv)
         return 0;
     }
     struct gs_args a = { argc, argv, 1, "check", 0 };
-    struct gs_analyze_opts ao;
-    gs_analyze_defaults(&ao);
+    struct gs_common c;
     struct gs_check_limits lim;
     gs_check_defaults(&lim);
-    struct gs_supps supps;
-    memset(&supps, 0, sizeof supps);
-    int no_defaults = 0;
     const char *junit = NULL, *json = NULL, *v;
-    int symbols = 1, quiet = 0, dashdash = 0, set_bytes = 0, set_blocks = 0;
-    char **paths = calloc((size_t)argc, sizeof *paths);
-    size_t npaths = 0;
-    int rc = 2;
-    if (!paths) {
+    int set_bytes = 0, set_blocks = 0, rc = 2;
+    if (gs_common_init(&c, argc)) {
         fprintf(stderr, "gcspy check: out of memory\n");
         return 2;
     }
     while (a.i < argc && !a.bad) {
-        const char *s = argv[a.i];
         uint64_t u;
-        if (dashdash || s[0] != '-' || strcmp(s, "-") == 0) {
-            paths[npaths++] = argv[a.i++];
-        } else if (strcmp(s, "--") == 0) {
-            dashdash = 1;
-            a.i++;
+        if (gs_common_arg(&a, &c)) {
+            continue;
         } else if (gs_arg_val(&a, "--max-leak-bytes", &v)) {
             if (!a.bad && gs_parse_size(&a, "--max-leak-bytes", v, &u) == 0) {
                 lim.max_bytes = u;
@@ -117,14 +102,6 @@ int gs_cmd_check(int argc, char **argv)
                                 "possible, reachable, not-freed, growth, all)\n", bad);
                 a.bad = 1;
             }
-        } else if (gs_arg_flag(&a, "--no-default-suppressions")) {
-            no_defaults = 1;
-        } else if (gs_arg_val(&a, "--suppressions", &v)) {
-            char err[1024];
-            if (!a.bad && gs_supp_load(&supps, v, err, sizeof err)) {
-                fprintf(stderr, "gcspy check: %s\n", err);
-                a.bad = 1;
-            }
         } else if (gs_arg_val(&a, "--junit", &v)) {
             if (!a.bad)
                 junit = v;
@@ -133,38 +110,23 @@ int gs_cmd_check(int argc, char **argv)
                 json = v;
         } else if (gs_arg_flag(&a, "--require-complete")) {
             lim.require_complete = 1;
-        } else if (gs_arg_flag(&a, "--no-symbols")) {
-            symbols = 0;
-        } else if (gs_arg_val(&a, "--growth-min-bytes", &v)) {
-            if (!a.bad && gs_parse_size(&a, "--growth-min-bytes", v, &u) == 0)
-                ao.growth.min_bytes = (double)u;
-        } else if (gs_arg_flag(&a, "-q") || gs_arg_flag(&a, "--quiet")) {
-            quiet = 1;
         } else {
-            fprintf(stderr, "gcspy check: unknown option '%s' (see gcspy check --help)\n", s);
+            fprintf(stderr, "gcspy check: unknown option '%s' (see gcspy check --help)\n", argv[a.i]);
             a.bad = 1;
         }
     }
-    if (a.bad)
+    if (a.bad || gs_common_finish(&a, &c))
         goto out;
-    if (!no_defaults && gs_supp_add_defaults(&supps)) {
-        fprintf(stderr, "gcspy %s: out of memory\n", "check");
-        goto out;
-    }
-    if (!npaths) {
-        fprintf(stderr, "gcspy check: no trace given (see gcspy check --help)\n");
-        goto out;
-    }
     if (set_bytes && !set_blocks)
         lim.max_blocks = UINT64_MAX;
     if (set_blocks && !set_bytes)
         lim.max_bytes = UINT64_MAX;
     /* every group that can fail the gate is symbolized, so suppressions see it */
-    ao.all_classes_mask = lim.fail_on & ((1u << GS_RC__N) - 1);
+    c.ao.all_classes_mask = lim.fail_on & ((1u << GS_RC__N) - 1);
 
     struct gs_loaded ld;
-    if (gs_load_traces("check", paths, npaths, &ao, symbols, supps.n ? &supps : NULL, quiet,
-                       &ld)) {
+    if (gs_load_traces("check", c.paths, c.npaths, &c.ao, c.symbols, c.supps.n ? &c.supps : NULL,
+                       c.quiet, &ld)) {
         fprintf(stderr, "gcspy check: out of memory\n");
         gs_loaded_free(&ld);
         goto out;
@@ -186,13 +148,14 @@ int gs_cmd_check(int argc, char **argv)
         fails += vs[i].status == 1;
         errors += vs[i].status == 2;
     }
-    if (!quiet) {
-        for (size_t k = 0; k < supps.n; k++)
-            if (supps.v[k].leaks || supps.v[k].suspects)
+    if (!c.quiet) {
+        for (size_t k = 0; k < c.supps.n; k++) {
+            const struct gs_supp *sp = &c.supps.v[k];
+            if (sp->leaks || sp->suspects)
                 printf("suppressed by leak:%s (%s:%u): %" PRIu64 " blocks, %" PRIu64 " bytes"
-                       "%s\n", supps.v[k].pattern, supps.v[k].file ? supps.v[k].file : "-",
-                       supps.v[k].line, supps.v[k].blocks, supps.v[k].bytes,
-                       supps.v[k].suspects ? " and growth" : "");
+                       "%s\n", sp->pattern, sp->file ? sp->file : "-", sp->line, sp->blocks,
+                       sp->bytes, sp->suspects ? " and growth" : "");
+        }
         printf("gcspy check: %zu trace%s, %zu failed, %zu error%s\n", ld.n, ld.n == 1 ? "" : "s",
                fails, errors, errors == 1 ? "" : "s");
     }
@@ -210,7 +173,6 @@ int gs_cmd_check(int argc, char **argv)
     free(vs);
     gs_loaded_free(&ld);
 out:
-    gs_supp_free(&supps);
-    free(paths);
+    gs_common_free(&c);
     return rc;
 }

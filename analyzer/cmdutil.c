@@ -149,3 +149,71 @@ void gs_loaded_free(struct gs_loaded *l)
     gs_sym_free(l->sym);
     memset(l, 0, sizeof *l);
 }
+
+/* ---- the options report and check share ---- */
+
+int gs_common_init(struct gs_common *c, int argc)
+{
+    memset(c, 0, sizeof *c);
+    gs_analyze_defaults(&c->ao);
+    c->symbols = 1;
+    c->paths = calloc((size_t)argc + 1, sizeof *c->paths);
+    return c->paths ? 0 : -1;
+}
+
+int gs_common_arg(struct gs_args *a, struct gs_common *c)
+{
+    const char *s = a->argv[a->i], *v;
+    uint64_t u;
+    double d;
+    if (c->dashdash || s[0] != '-' || strcmp(s, "-") == 0) {
+        c->paths[c->npaths++] = a->argv[a->i++];
+    } else if (strcmp(s, "--") == 0) {
+        c->dashdash = 1;
+        a->i++;
+    } else if (gs_arg_flag(a, "--no-default-suppressions")) {
+        c->no_defaults = 1;
+    } else if (gs_arg_val(a, "--suppressions", &v)) {
+        char err[1024];
+        if (!a->bad && gs_supp_load(&c->supps, v, err, sizeof err)) {
+            fprintf(stderr, "gcspy %s: %s\n", a->cmd, err);
+            a->bad = 1;
+        }
+    } else if (gs_arg_flag(a, "--no-symbols")) {
+        c->symbols = 0;
+    } else if (gs_arg_val(a, "--cuda-pause-ms", &v)) {
+        if (!a->bad && gs_parse_num(a, "--cuda-pause-ms", v, &d) == 0)
+            c->ao.model.cuda_pause_ns = (uint64_t)(d * 1e6);
+    } else if (gs_arg_val(a, "--growth-min-bytes", &v)) {
+        if (!a->bad && gs_parse_size(a, "--growth-min-bytes", v, &u) == 0)
+            c->ao.growth.min_bytes = (double)u;
+    } else if (gs_arg_val(a, "--growth-min-r2", &v)) {
+        if (!a->bad && gs_parse_num(a, "--growth-min-r2", v, &d) == 0)
+            c->ao.growth.min_r2 = d;
+    } else if (gs_arg_flag(a, "-q") || gs_arg_flag(a, "--quiet")) {
+        c->quiet = 1;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+int gs_common_finish(struct gs_args *a, struct gs_common *c)
+{
+    if (!c->no_defaults && gs_supp_add_defaults(&c->supps)) {
+        fprintf(stderr, "gcspy %s: out of memory\n", a->cmd);
+        return -1;
+    }
+    if (!c->npaths) {
+        fprintf(stderr, "gcspy %s: no trace given (see gcspy %s --help)\n", a->cmd, a->cmd);
+        return -1;
+    }
+    return 0;
+}
+
+void gs_common_free(struct gs_common *c)
+{
+    gs_supp_free(&c->supps);
+    free(c->paths);
+    c->paths = NULL;
+}

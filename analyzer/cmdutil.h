@@ -34,6 +34,35 @@ int gs_parse_size(struct gs_args *a, const char *opt, const char *s, uint64_t *o
 /* A plain non-negative decimal number (may have a fraction). */
 int gs_parse_num(struct gs_args *a, const char *opt, const char *s, double *out);
 
+/* What `report` and `check` parse alike: trace paths (and "--"),
+ * suppressions, symbols, quiet, and the analysis thresholds. */
+struct gs_common {
+    struct gs_analyze_opts ao;
+    struct gs_supps supps;
+    char **paths;
+    size_t npaths;
+    int no_defaults, symbols, quiet, dashdash;
+};
+/* 0, or -1 with "out of memory" printed. */
+int gs_common_init(struct gs_common *c, int argc);
+/* 1 when argv[i] was a path or one of the shared options (consumed; an
+ * error in it sets a->bad), 0 when it is the command's own business. */
+int gs_common_arg(struct gs_args *a, struct gs_common *c);
+/* After the last argument: the built-in suppressions unless turned off,
+ * and at least one trace. 0, or -1 with the error printed. */
+int gs_common_finish(struct gs_args *a, struct gs_common *c);
+void gs_common_free(struct gs_common *c);
+/* The shared options' lines for a command's --help. */
+#define GS_COMMON_HELP                                                                      \
+    "  --no-default-suppressions  do not apply the built-in suppressions (PyTorch\n"        \
+    "                        DataLoader caches; see docs/report-json.md)\n"                  \
+    "  --suppressions FILE   LeakSanitizer-format 'leak:PATTERN' lines: matching leaks\n"   \
+    "                        are suppressed (repeatable)\n"                                  \
+    "  --no-symbols          do not read debug information: frames as module+offset\n"     \
+    "  --cuda-pause-ms X     synchronous CUDA calls at least X ms long are pauses (1)\n"    \
+    "  --growth-min-bytes N  least fitted rise for a growth suspect (64K)\n"                \
+    "  --growth-min-r2 X     least goodness of fit for a growth suspect (0.8)\n"
+
 /* Traces analysed into report items, with the symbolizer their frame
  * strings live in. */
 struct gs_loaded {

@@ -32,18 +32,11 @@ static void usage(FILE *f)
             "options:\n"
             "  --format FMT          text (default), json (docs/report-json.md), html\n"
             "  -o, --output FILE     write the report to FILE instead of standard output\n"
-            "  --no-default-suppressions  do not apply the built-in suppressions (PyTorch\n"
-            "                        DataLoader caches; see docs/report-json.md)\n"
-            "  --suppressions FILE   mark leaks matching LeakSanitizer-style 'leak:PATTERN'\n"
-            "                        lines as suppressed (repeatable)\n"
             "  --max-groups N        leak stacks listed per class (text 20, json 200, html 100)\n"
             "  --max-frames N        frames printed per stack in text (16)\n"
             "  --show-reachable      text: list still-reachable and not-freed stacks too\n"
-            "  --no-symbols          do not read debug information: frames as module+offset\n"
             "  --no-timeline         json: leave out the memory-over-time series\n"
-            "  --cuda-pause-ms X     synchronous CUDA calls at least X ms long are pauses (1)\n"
-            "  --growth-min-bytes N  least fitted rise for a growth suspect (64K)\n"
-            "  --growth-min-r2 X     least goodness of fit for a growth suspect (0.8)\n"
+            GS_COMMON_HELP
             "  -q, --quiet           no warnings about incomplete traces\n"
             "\n"
             "Exit status: 0 when the report was written; 2 on errors, and when a trace is\n"
@@ -58,46 +51,26 @@ int gs_cmd_report(int argc, char **argv)
         return 0;
     }
     struct gs_args a = { argc, argv, 1, "report", 0 };
-    struct gs_analyze_opts ao;
-    gs_analyze_defaults(&ao);
+    struct gs_common c;
     struct gs_report_opts ro;
     memset(&ro, 0, sizeof ro);
     ro.show_timeline = 1;
-    struct gs_supps supps;
-    memset(&supps, 0, sizeof supps);
-    int no_defaults = 0;
     const char *format = "text", *output = NULL, *v;
-    int symbols = 1, quiet = 0, dashdash = 0;
-    char **paths = calloc((size_t)argc, sizeof *paths);
-    size_t npaths = 0;
     int rc = 2;
-    if (!paths) {
+    if (gs_common_init(&c, argc)) {
         fprintf(stderr, "gcspy report: out of memory\n");
         return 2;
     }
     while (a.i < argc && !a.bad) {
-        const char *s = argv[a.i];
-        double d;
         uint64_t u;
-        if (dashdash || s[0] != '-' || strcmp(s, "-") == 0) {
-            paths[npaths++] = argv[a.i++];
-        } else if (strcmp(s, "--") == 0) {
-            dashdash = 1;
-            a.i++;
+        if (gs_common_arg(&a, &c)) {
+            continue;
         } else if (gs_arg_val(&a, "--format", &v)) {
             if (!a.bad)
                 format = v;
         } else if (gs_arg_val(&a, "-o", &v) || gs_arg_val(&a, "--output", &v)) {
             if (!a.bad)
                 output = v;
-        } else if (gs_arg_flag(&a, "--no-default-suppressions")) {
-            no_defaults = 1;
-        } else if (gs_arg_val(&a, "--suppressions", &v)) {
-            char err[1024];
-            if (!a.bad && gs_supp_load(&supps, v, err, sizeof err)) {
-                fprintf(stderr, "gcspy report: %s\n", err);
-                a.bad = 1;
-            }
         } else if (gs_arg_val(&a, "--max-groups", &v)) {
             if (!a.bad && gs_parse_size(&a, "--max-groups", v, &u) == 0)
                 ro.max_groups = u > 1000000 ? 1000000 : (uint32_t)u;
@@ -108,36 +81,15 @@ int gs_cmd_report(int argc, char **argv)
                 ro.max_frames = u > 1024 ? 1024 : (u ? (uint32_t)u : 1);
         } else if (gs_arg_flag(&a, "--show-reachable")) {
             ro.show_reachable = 1;
-        } else if (gs_arg_flag(&a, "--no-symbols")) {
-            symbols = 0;
         } else if (gs_arg_flag(&a, "--no-timeline")) {
             ro.show_timeline = 0;
-        } else if (gs_arg_val(&a, "--cuda-pause-ms", &v)) {
-            if (!a.bad && gs_parse_num(&a, "--cuda-pause-ms", v, &d) == 0)
-                ao.model.cuda_pause_ns = (uint64_t)(d * 1e6);
-        } else if (gs_arg_val(&a, "--growth-min-bytes", &v)) {
-            if (!a.bad && gs_parse_size(&a, "--growth-min-bytes", v, &u) == 0)
-                ao.growth.min_bytes = (double)u;
-        } else if (gs_arg_val(&a, "--growth-min-r2", &v)) {
-            if (!a.bad && gs_parse_num(&a, "--growth-min-r2", v, &d) == 0)
-                ao.growth.min_r2 = d;
-        } else if (gs_arg_flag(&a, "-q") || gs_arg_flag(&a, "--quiet")) {
-            quiet = 1;
         } else {
-            fprintf(stderr, "gcspy report: unknown option '%s' (see gcspy report --help)\n", s);
+            fprintf(stderr, "gcspy report: unknown option '%s' (see gcspy report --help)\n", argv[a.i]);
             a.bad = 1;
         }
     }
-    if (a.bad)
+    if (a.bad || gs_common_finish(&a, &c))
         goto out;
-    if (!no_defaults && gs_supp_add_defaults(&supps)) {
-        fprintf(stderr, "gcspy %s: out of memory\n", "report");
-        goto out;
-    }
-    if (!npaths) {
-        fprintf(stderr, "gcspy report: no trace given (see gcspy report --help)\n");
-        goto out;
-    }
     const struct gs_reporter *rep = strcmp(format, "html") == 0 ? &gs_reporter_html
                                                                  : gs_reporter_find(format);
     if (!rep || rep == &gs_reporter_junit) {
@@ -145,13 +97,13 @@ int gs_cmd_report(int argc, char **argv)
         goto out;
     }
     if (ro.max_groups)
-        ao.max_groups = ro.max_groups;
+        c.ao.max_groups = ro.max_groups;
     if (ro.show_reachable || rep == &gs_reporter_json || rep == &gs_reporter_html)
-        ao.max_groups = ro.max_groups ? ro.max_groups : rep->max_groups;
+        c.ao.max_groups = ro.max_groups ? ro.max_groups : rep->max_groups;
 
     struct gs_loaded ld;
-    if (gs_load_traces("report", paths, npaths, &ao, symbols, supps.n ? &supps : NULL, quiet,
-                       &ld)) {
+    if (gs_load_traces("report", c.paths, c.npaths, &c.ao, c.symbols, c.supps.n ? &c.supps : NULL,
+                       c.quiet, &ld)) {
         fprintf(stderr, "gcspy report: out of memory\n");
         gs_loaded_free(&ld);
         goto out;
@@ -187,7 +139,6 @@ int gs_cmd_report(int argc, char **argv)
     }
     gs_loaded_free(&ld);
 out:
-    gs_supp_free(&supps);
-    free(paths);
+    gs_common_free(&c);
     return rc;
 }
