@@ -457,39 +457,21 @@ static int build_pauses(struct ctx *c)
 {
     const struct gs_model *m = c->m;
     struct gs_result *r = c->r;
-    int rec_scan = 0, rec_cuda = 0;
-    for (size_t i = 0; i < m->pauses.n; i++) {
-        rec_scan |= m->pauses.v[i].kind == GS_PAUSE_SCAN;
-        rec_cuda |= m->pauses.v[i].kind == GS_PAUSE_CUDA_SYNC;
-    }
-    /* PAUSE records win over what is derived from SCAN_END and CUDA call
-     * durations, so no pause is counted twice */
-    size_t n = m->pauses.n + (rec_scan ? 0 : m->scan_pauses.n) + (rec_cuda ? 0 : m->cuda_calls.n);
-    struct gs_pause *v = malloc((n ? n : 1) * sizeof *v);
+    size_t k;
+    unsigned derived;
+    struct gs_pause *v = gs_pauses_gather(m, SIZE_MAX, &k, &derived);
     if (!v)
         return -1;
-    size_t k = 0;
-    if (m->pauses.n)
-        memcpy(v, m->pauses.v, m->pauses.n * sizeof *v);
-    k += m->pauses.n;
-    if (!rec_scan && m->scan_pauses.n) {
-        memcpy(v + k, m->scan_pauses.v, m->scan_pauses.n * sizeof *v);
-        k += m->scan_pauses.n;
-    }
-    if (!rec_cuda && m->cuda_calls.n) {
-        memcpy(v + k, m->cuda_calls.v, m->cuda_calls.n * sizeof *v);
-        k += m->cuda_calls.n;
-    }
     int rc = gs_pauses_compute(v, k, r->duration_ns, &r->pauses);
     free(v);
     /* say which records the pauses came from */
     char src[160] = "";
     if (m->pauses.n)
         snprintf(src, sizeof src, "PAUSE records");
-    if (!rec_scan && m->scan_pauses.n)
+    if (derived & 1u << GS_PAUSE_SCAN)
         snprintf(src + strlen(src), sizeof src - strlen(src), "%sscan timings",
                  src[0] ? ", " : "");
-    if (!rec_cuda && m->cuda_calls.n)
+    if (derived & 1u << GS_PAUSE_CUDA_SYNC)
         snprintf(src + strlen(src), sizeof src - strlen(src), "%sCUDA calls >= %.3g ms",
                  src[0] ? ", " : "", (double)m->opts.cuda_pause_ns / 1e6);
     r->pauses.sources = gs_arena_strdup(&r->arena, src[0] ? src : "none");

@@ -40,6 +40,15 @@ int gs_analyze_mem(const void *data, size_t len, const char *name,
                    struct gs_result **out, char *err, size_t errlen);
 void gs_result_free(struct gs_result *r);
 
+/* The pauses of a run (pauses.c): PAUSE records, plus those implied by scan
+ * timings and synchronous CUDA calls for each kind no PAUSE record covers
+ * (so no pause counts twice); of the CUDA calls only the longest cuda_keep.
+ * A malloc'd array of *n (NULL when out of memory); *derived gets bit
+ * 1 << GS_PAUSE_SCAN / GS_PAUSE_CUDA_SYNC for kinds taken from timings. */
+struct gs_pause *gs_pauses_gather(const struct gs_model *m, size_t cuda_keep, size_t *n,
+                                  unsigned *derived);
+/* Orders pauses longest first (qsort). */
+int gs_pause_len_desc(const void *a, const void *b);
 /* Pause statistics over pauses v[0..n) (pauses.c); v is sorted in place. */
 int gs_pauses_compute(struct gs_pause *v, size_t n, uint64_t wall_ns,
                       struct gs_pause_stats *out);

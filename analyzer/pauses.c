@@ -84,6 +84,49 @@ static uint64_t covered(const struct merged *m, uint64_t a, uint64_t b)
     return sum;
 }
 
+int gs_pause_len_desc(const void *a, const void *b)
+{
+    const struct gs_pause *x = a, *y = b;
+    uint64_t dx = x->t1 - x->t0, dy = y->t1 - y->t0;
+    return (dx < dy) - (dx > dy);
+}
+
+struct gs_pause *gs_pauses_gather(const struct gs_model *m, size_t cuda_keep, size_t *n,
+                                  unsigned *derived)
+{
+    int rec_scan = 0, rec_cuda = 0;
+    for (size_t i = 0; i < m->pauses.n; i++) {
+        rec_scan |= m->pauses.v[i].kind == GS_PAUSE_SCAN;
+        rec_cuda |= m->pauses.v[i].kind == GS_PAUSE_CUDA_SYNC;
+    }
+    size_t cap = m->pauses.n + (rec_scan ? 0 : m->scan_pauses.n) + (rec_cuda ? 0 : m->cuda_calls.n);
+    struct gs_pause *v = malloc((cap ? cap : 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    size_t k = 0;
+    *derived = 0;
+    if (m->pauses.n)
+        memcpy(v, m->pauses.v, m->pauses.n * sizeof *v);
+    k += m->pauses.n;
+    if (!rec_scan && m->scan_pauses.n) {
+        memcpy(v + k, m->scan_pauses.v, m->scan_pauses.n * sizeof *v);
+        k += m->scan_pauses.n;
+        *derived |= 1u << GS_PAUSE_SCAN;
+    }
+    if (!rec_cuda && m->cuda_calls.n) {
+        size_t nc = m->cuda_calls.n;
+        memcpy(v + k, m->cuda_calls.v, nc * sizeof *v);
+        if (cuda_keep < nc) {
+            qsort(v + k, nc, sizeof *v, gs_pause_len_desc);
+            nc = cuda_keep;
+        }
+        k += nc;
+        *derived |= 1u << GS_PAUSE_CUDA_SYNC;
+    }
+    *n = k;
+    return v;
+}
+
 int gs_pauses_compute(struct gs_pause *v, size_t n, uint64_t wall_ns,
                       struct gs_pause_stats *out)
 {

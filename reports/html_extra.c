@@ -1047,12 +1047,6 @@ static int pause_t(const void *a, const void *b)
     return (x->t0 > y->t0) - (x->t0 < y->t0);
 }
 
-static int pause_len_desc(const void *a, const void *b)
-{
-    const struct gs_pause *x = a, *y = b;
-    uint64_t dx = x->t1 - x->t0, dy = y->t1 - y->t0;
-    return (dx < dy) - (dx > dy);
-}
 
 /* The pauses of the report: PAUSE records win over what SCAN_END timings
  * and CUDA call durations imply, as analyze.c counts them. The reporter does
@@ -1060,29 +1054,12 @@ static int pause_len_desc(const void *a, const void *b)
  * the report's count of them says how many of the longest are pauses. */
 static int write_pauses(struct gs_jw *w, const struct gs_model *m, const struct gs_result *r)
 {
-    int rec_scan = 0, rec_cuda = 0;
-    for (size_t i = 0; i < m->pauses.n; i++) {
-        rec_scan |= m->pauses.v[i].kind == GS_PAUSE_SCAN;
-        rec_cuda |= m->pauses.v[i].kind == GS_PAUSE_CUDA_SYNC;
-    }
-    size_t n = m->pauses.n + (rec_scan ? 0 : m->scan_pauses.n) + (rec_cuda ? 0 : m->cuda_calls.n);
-    struct gs_pause *v = malloc((n ? n : 1) * sizeof *v);
+    size_t k;
+    unsigned derived;
+    struct gs_pause *v = gs_pauses_gather(m, r->pauses.by_kind[GS_PAUSE_CUDA_SYNC].count, &k,
+                                          &derived);
     if (!v)
         return -1;
-    size_t k = 0;
-    if (m->pauses.n)
-        memcpy(v, m->pauses.v, m->pauses.n * sizeof *v);
-    k += m->pauses.n;
-    if (!rec_scan && m->scan_pauses.n) {
-        memcpy(v + k, m->scan_pauses.v, m->scan_pauses.n * sizeof *v);
-        k += m->scan_pauses.n;
-    }
-    if (!rec_cuda && m->cuda_calls.n) {
-        size_t want = r->pauses.by_kind[GS_PAUSE_CUDA_SYNC].count;
-        memcpy(v + k, m->cuda_calls.v, m->cuda_calls.n * sizeof *v);
-        qsort(v + k, m->cuda_calls.n, sizeof *v, pause_len_desc);
-        k += want < m->cuda_calls.n ? want : m->cuda_calls.n;
-    }
     /* histogram over all of them: bins [2^i, 2^(i+1)) us, i = 0 .. 39; the
      * first also holds everything shorter than 1 us */
     uint64_t hist[40] = { 0 };
@@ -1097,7 +1074,7 @@ static int write_pauses(struct gs_jw *w, const struct gs_model *m, const struct 
     }
     size_t shown = k;
     if (shown > MAX_PAUSES) {
-        qsort(v, k, sizeof *v, pause_len_desc);
+        qsort(v, k, sizeof *v, gs_pause_len_desc);
         shown = MAX_PAUSES;
     }
     qsort(v, shown, sizeof *v, pause_t);
