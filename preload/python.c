@@ -324,8 +324,7 @@ static PyObject *exit_callback(PyObject *self, PyObject *args)
 {
     (void)self;
     (void)args;
-    if (gs_torch_at_exit())
-        gs_exit_scan_done = 1;
+    gs_torch_at_exit(); /* a scan that ran sets gs_exit_scan_done */
     Py_INCREF(p_none);
     return p_none;
 }

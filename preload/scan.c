@@ -870,13 +870,13 @@ static __attribute__((noinline)) void exit_scan(void)
     gs_scan(GS_SCAN_TRIG_EXIT, sp);
 }
 
-__attribute__((noinline)) int gs_scan_program(int trigger, const struct gs_pool_view *view)
+__attribute__((noinline)) int gs_scan_program(int trigger, struct gs_pool_view *view)
 {
     if (gs_tls.in_hook || !gs_tracing())
         return -1;
     ENTRY_SP(sp);
     gs_tls.in_hook = 1;
-    int rc = scan_with(trigger, sp, (struct gs_pool_view *)view);
+    int rc = scan_with(trigger, sp, view);
     gs_leave();
     return rc;
 }
@@ -886,13 +886,7 @@ __attribute__((visibility("default"), noinline)) int gcspy_scan(void)
     if (gs_tls.in_hook || !gs_tracing())
         return -1;
     int trc = gs_torch_api_scan();
-    if (trc != -2)
-        return trc;
-    ENTRY_SP(sp);
-    gs_tls.in_hook = 1;
-    int rc = gs_scan(GS_SCAN_TRIG_API, sp);
-    gs_leave();
-    return rc;
+    return trc != -2 ? trc : gs_scan_program(GS_SCAN_TRIG_API, NULL);
 }
 
 /* ---- triggers that run on the writer thread ---- */

@@ -364,7 +364,7 @@ void gs_torch_note_device(void);  /* a device block was recorded */
 void gs_torch_prepare_scan(const uint8_t **bits, uint32_t *nbits);
 int gs_torch_route_scan(int trigger); /* writer: 1 when handed to Python */
 int gs_torch_api_scan(void);          /* gcspy_scan(): -2 when not applicable */
-int gs_torch_at_exit(void);           /* Python atexit: 1 when it scanned */
+void gs_torch_at_exit(void);          /* Python atexit: the exit scan */
 /* Stack tree walk for weak bits: nodes [from, count) get
  * bits[id] = weak(ip) || bits[parent]; returns the node count. */
 uint32_t gs_stack_weak_fill(uint8_t **bits, uint64_t *cap, uint32_t from,
@@ -382,7 +382,7 @@ int gs_scan_init(void);
 int gs_scan(int trigger, uintptr_t self_sp);
 /* A scan from a program thread (its stack above this call is a root), with
  * a caching allocator's view when one was just taken (may be NULL). */
-int gs_scan_program(int trigger, const struct gs_pool_view *pool);
+int gs_scan_program(int trigger, struct gs_pool_view *pool);
 int gs_scan_running(void);
 void gs_scan_tick(void);          /* writer: periodic and requested scans */
 uint64_t gs_scan_next_due_ns(void); /* writer: time to the next periodic scan */

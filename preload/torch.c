@@ -9,8 +9,9 @@
  * things about it:
  *
  *  1. Weak metadata. Host blocks allocated from the allocator's own frames
- *     are not scanned for pointers (they are still blocks, and still marked
- *     when something points at them). "The allocator's frames" are the code
+ *     are scanned, but the device and interior pointers in them keep
+ *     nothing alive (scan.c): they hold the allocator's own objects, never a
+ *     segment or a tensor's block. "The allocator's frames" are the code
  *     ranges named by GCSPY_TORCH_WEAK: a module (a token with ".so": every
  *     executable segment of a module whose file name starts with it) or a
  *     symbol (any other token: every function in a module's dynamic symbol
@@ -520,10 +521,10 @@ static unsigned action_of(PyObject *a)
 
 struct counts { uint64_t segs, blks, events; };
 
-/* One pass over the snapshot: counts only (emit 0), or records and the view
- * (emit 1). The counts go first in POOL_SNAPSHOT, so the snapshot is walked
+/* One pass over the snapshot: counts only (out 0), or records and the view
+ * (out 1). The counts go first in POOL_SNAPSHOT, so the snapshot is walked
  * twice rather than buffered. */
-static int walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct counts *c)
+static void walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct counts *c)
 {
     memset(c, 0, sizeof *c);
     Py_ssize_t ns = segs ? p_seq_len(segs) : 0;
@@ -595,7 +596,6 @@ static int walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct c
         decref(evs);
     }
     p_err_clear();
-    return 0;
 }
 
 /* GIL held, recursion flag clear. Takes a snapshot when torch.cuda is in
@@ -632,8 +632,7 @@ static int snapshot(unsigned why)
     uint64_t v[6] = {id, gs_now_fine(), why, c.segs, c.blks, c.events};
     emit(GS_REC_POOL_SNAPSHOT, v, 6);
     view.nseg = view.nblk = 0;
-    struct counts c2;
-    walk(segs, traces, id, 1, &c2);
+    walk(segs, traces, id, 1, &c);
     decref(snap);
     sort_by_key(view.seg, view.nseg, sizeof *view.seg);
     sort_by_key(view.blk, view.nblk, sizeof *view.blk);
@@ -641,6 +640,12 @@ static int snapshot(unsigned why)
 }
 
 /* ---- scans ---- */
+
+/* torch uses CUDA here and the interpreter can run a call now. */
+static int torch_usable(void)
+{
+    return torch_on && atomic_load(&torch_active) && p_initialized() && !p_finalizing();
+}
 
 /* GIL held, flag clear: snapshot, then the scan with its view. */
 static int scan_with_snapshot(int trigger)
@@ -663,7 +668,7 @@ static int pending_scan_cb(void *arg)
  * to the main thread. Returns 1 when it was (or one is already queued). */
 int gs_torch_route_scan(int trigger)
 {
-    if (!torch_on || !atomic_load(&torch_active) || !p_initialized() || p_finalizing())
+    if (!torch_usable())
         return 0;
     if (atomic_exchange(&pending_scan, 1))
         return 1;
@@ -678,7 +683,7 @@ int gs_torch_route_scan(int trigger)
  * GIL, so it is taken here. Returns -2 when this path does not apply. */
 int gs_torch_api_scan(void)
 {
-    if (!torch_on || !atomic_load(&torch_active) || !p_initialized() || p_finalizing())
+    if (!torch_usable())
         return -2;
     int g = p_gil_ensure();
     int rc = scan_with_snapshot(GS_SCAN_TRIG_API);
@@ -688,15 +693,15 @@ int gs_torch_api_scan(void)
 
 /* Python's atexit (registered by python.c once the interpreter runs): the
  * exit scan, while torch still works. */
-int gs_torch_at_exit(void)
+void gs_torch_at_exit(void)
 {
     if (!torch_on || !atomic_load(&torch_wanted) || !gs_opt.scan_at_exit)
-        return 0;
+        return;
     PyObject *cuda = torch_cuda();
     if (!cuda)
-        return 0;
+        return;
     decref(cuda);
-    return scan_with_snapshot(GS_SCAN_TRIG_EXIT) == 0;
+    scan_with_snapshot(GS_SCAN_TRIG_EXIT);
 }
 
 /* Taken on demand: gcspy_pool_snapshot() (include/gcspy.h). */
