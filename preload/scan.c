@@ -870,6 +870,28 @@ static __attribute__((noinline)) void exit_scan(void)
     gs_scan(GS_SCAN_TRIG_EXIT, sp);
 }
 
+/* Zeroes up to 64 KiB of stack below the caller's frame, never closer than
+ * 16 KiB to the stack's end. A program thread's stack is a root from its
+ * stack pointer up: block addresses that gcspy's own deeper frames (a
+ * snapshot's walk, the marking) leave there would be read by a later scan
+ * whose frames reuse that memory without writing all of it. */
+__attribute__((noinline)) void gs_scrub_stack(void)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    size_t n = 64 << 10;
+    const struct gs_thread *th = gs_tls.th;
+    if (th && th->stack_lo) {
+        size_t room = sp > th->stack_lo + (16 << 10) ? sp - th->stack_lo - (16 << 10) : 0;
+        if (room < n)
+            n = room;
+    }
+    if (n < 64)
+        return;
+    char buf[n];
+    memset(buf, 0, n);
+    __asm__ volatile("" : : "r"(buf) : "memory");
+}
+
 __attribute__((noinline)) int gs_scan_program(int trigger, struct gs_pool_view *view)
 {
     if (gs_tls.in_hook || !gs_tracing())
@@ -877,6 +899,7 @@ __attribute__((noinline)) int gs_scan_program(int trigger, struct gs_pool_view *
     ENTRY_SP(sp);
     gs_tls.in_hook = 1;
     int rc = scan_with(trigger, sp, view);
+    gs_scrub_stack();
     gs_leave();
     return rc;
 }

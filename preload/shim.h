@@ -383,6 +383,8 @@ int gs_scan(int trigger, uintptr_t self_sp);
 /* A scan from a program thread (its stack above this call is a root), with
  * a caching allocator's view when one was just taken (may be NULL). */
 int gs_scan_program(int trigger, struct gs_pool_view *pool);
+/* Zeroes the dead stack below the caller (scan.c says why). */
+void gs_scrub_stack(void);
 int gs_scan_running(void);
 void gs_scan_tick(void);          /* writer: periodic and requested scans */
 uint64_t gs_scan_next_due_ns(void); /* writer: time to the next periodic scan */

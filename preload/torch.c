@@ -654,6 +654,7 @@ static int scan_with_snapshot(int trigger)
                  : trigger == GS_SCAN_TRIG_API   ? GS_POOL_WHY_API
                                                  : GS_POOL_WHY_SCAN;
     int have = snapshot(why);
+    gs_scrub_stack(); /* the walk's device addresses, before the scan reads the stack */
     return gs_scan_program(trigger, have ? &view : NULL);
 }
 
@@ -711,6 +712,7 @@ __attribute__((visibility("default"))) int gcspy_pool_snapshot(void)
         return -1;
     int g = p_gil_ensure();
     int rc = snapshot(GS_POOL_WHY_API) ? 0 : -1;
+    gs_scrub_stack();
     p_gil_release(g);
     return rc;
 }
