@@ -21,6 +21,17 @@
  *    and the pages of every larger tracked block (those are scanned as
  *    blocks, from reachable pointers only; their free neighbours hold stale
  *    pointers that would hide leaks);
+ *  - the whole of every malloc heap that holds a tracked block: the brk
+ *    heap ("[heap]") and glibc's per-thread arena heaps (found by their
+ *    64 MiB-aligned heap_info header). What lies there outside the tracked
+ *    blocks is the allocator's: free chunks, whose stale contents (a freed
+ *    tensor's numbers, an old array of pointers) would otherwise hide leaks
+ *    as the regions above cannot (a freed multi-megabyte tensor spans many
+ *    regions with no tracked block), and chunk headers, which point at
+ *    nothing. This is memcheck's and LeakSanitizer's rule: only blocks are
+ *    scanned in the heap. The price: a block malloc handed out while
+ *    tracking was off (before gcspy saw the environment, or inside a signal
+ *    handler that interrupted a hook) is not scanned;
  *  - stack memory below a thread's stack pointer (dead frames), the stacks
  *    of gcspy's own threads, and the stacks glibc caches for reuse after
  *    their threads exited.
@@ -33,6 +44,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "scan.h"
@@ -131,20 +143,26 @@ static size_t merge_ranges(struct gs_range *a, size_t n)
     return o + 1;
 }
 
-/* Adds [lo, hi) minus the sorted, merged exclusions ex[] to the roots. */
-static int add_minus(struct gs_roots *r, uintptr_t lo, uintptr_t hi, const struct gs_range *ex,
-                     size_t nex)
+/* In sorted, merged ranges v[]: the first that ends after lo (n if none),
+ * the only one that may hold lo or begin the ranges above it. */
+static size_t first_after(const struct gs_range *v, size_t n, uintptr_t lo)
 {
-    /* First exclusion that may overlap: binary search on hi. */
-    size_t a = 0, b = nex;
+    size_t a = 0, b = n;
     while (a < b) {
         size_t m = (a + b) / 2;
-        if (ex[m].hi <= lo)
+        if (v[m].hi <= lo)
             a = m + 1;
         else
             b = m;
     }
-    for (size_t i = a; i < nex && ex[i].lo < hi && lo < hi; i++) {
+    return a;
+}
+
+/* Adds [lo, hi) minus the sorted, merged exclusions ex[] to the roots. */
+static int add_minus(struct gs_roots *r, uintptr_t lo, uintptr_t hi, const struct gs_range *ex,
+                     size_t nex)
+{
+    for (size_t i = first_after(ex, nex, lo); i < nex && ex[i].lo < hi && lo < hi; i++) {
         if (ex[i].lo > lo && push_range(&r->r, &r->n, &r->cap, lo, ex[i].lo))
             return -1;
         if (ex[i].hi > lo)
@@ -172,6 +190,7 @@ struct map {
     char perms[4];
     int special; /* [vvar], [vsyscall], [vdso]... */
     int file;    /* backed by a file: read through process_vm_readv */
+    int brk;     /* the "[heap]" mapping: malloc's main arena */
 };
 
 /* Reads /proc/self/maps into an array of mappings (gcspy memory). */
@@ -232,6 +251,8 @@ static int read_maps(struct map **out, size_t *n, size_t *cap)
         if (br && (!strncmp(br, "[vvar]", 6) || !strncmp(br, "[vsyscall]", 10) ||
                    !strncmp(br, "[vdso]", 6)))
             m.special = 1;
+        if (br && !strncmp(br, "[heap]", 6))
+            m.brk = 1;
         p = *eol ? eol + 1 : eol;
         if (*n == *cap) {
             size_t ncap = *cap ? *cap * 2 : 4096;
@@ -257,6 +278,39 @@ static const struct map *map_of(const struct map *m, size_t n, uintptr_t a)
         if (a >= m[i].lo && a < m[i].hi)
             return &m[i];
     return NULL;
+}
+
+/* Whether a tracked host block lies in [lo, hi): heap[] is sorted, merged. */
+static int holds_tracked(const struct gs_range *heap, size_t nheap, uintptr_t lo, uintptr_t hi)
+{
+    size_t a = first_after(heap, nheap, lo);
+    return a < nheap && heap[a].lo < hi;
+}
+
+/* glibc's non-main arenas live in heaps of at most 64 MiB (HEAP_MAX_SIZE on
+ * 64-bit), each mapped at a multiple of its size and opening with heap_info:
+ * the arena (the first heap holds it right after its heap_info, 32 to 64
+ * bytes in depending on the glibc version), the previous heap of the same
+ * arena (NULL for the first), the size in use and the size made writable.
+ * Read with process_vm_readv: a bad guess must not fault. */
+#define GS_ARENA_HEAP (64u << 20)
+
+static uintptr_t arena_heap_end(uintptr_t a, uintptr_t map_hi)
+{
+    uintptr_t h[4];
+    struct iovec l = {h, sizeof h}, r = {(void *)a, sizeof h};
+    if (process_vm_readv((pid_t)syscall(SYS_getpid), &l, 1, &r, 1, 0) != (ssize_t)sizeof h)
+        return 0;
+    uintptr_t ar = h[0], prev = h[1], size = h[2], mprot = h[3];
+    uintptr_t first = ar & ~(uintptr_t)(GS_ARENA_HEAP - 1);
+    if (ar - first < 32 || ar - first > 64 || (ar & 15))
+        return 0;
+    if (prev ? (prev & (GS_ARENA_HEAP - 1)) || first == a : first != a)
+        return 0;
+    if (size < 4096 || size > mprot || mprot > GS_ARENA_HEAP)
+        return 0;
+    uintptr_t end = a + GS_ARENA_HEAP;
+    return end < map_hi ? end : map_hi;
 }
 
 static int is_live_stack(const struct map *m, const struct gs_stopped *th, int nth,
@@ -300,6 +354,26 @@ int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
     for (size_t i = 0; i < nheap; i++)
         if (push_range(&ex, &nex, &xcap, heap[i].lo, heap[i].hi))
             goto out;
+    for (size_t i = 0; i < nmaps; i++) {
+        const struct map *m = &maps[i];
+        if (m->file || m->perms[0] != 'r' || m->perms[1] != 'w')
+            continue;
+        if (m->brk) {
+            if (holds_tracked(heap, nheap, m->lo, m->hi) &&
+                push_range(&ex, &nex, &xcap, m->lo, m->hi))
+                goto out;
+            continue;
+        }
+        /* Every 64 MiB boundary inside the mapping: the kernel merges an
+         * arena heap with anonymous neighbours of the same protection. */
+        for (uintptr_t a = (m->lo + GS_ARENA_HEAP - 1) & ~(uintptr_t)(GS_ARENA_HEAP - 1);
+             a >= m->lo && a < m->hi; a += GS_ARENA_HEAP) {
+            uintptr_t end = arena_heap_end(a, m->hi);
+            if (end && holds_tracked(heap, nheap, a, end) &&
+                push_range(&ex, &nex, &xcap, a, end))
+                goto out;
+        }
+    }
 
     /* Stacks: live part of stopped threads' (and ours), none of gcspy's. */
     r->regs_bytes = ((size_t)nth + 1) * GS_NREGS * sizeof(uintptr_t);

@@ -39,6 +39,8 @@
  * leaf would be. Active blocks left unmarked are lost, classified and
  * written like other blocks (kind device, fn torch, the snapshot's stack).
  * Class counts in SCAN_END count those blocks and leave the segments out.
+ * Host blocks with the data bit (a CPU tensor's storage) are leaves: marked
+ * like any block, never scanned, since what they hold is numbers.
  *
  * Interior lookups need the block that contains an address. The table is a
  * hash on addresses, but its slot function keeps every block of one 4 KiB
@@ -100,12 +102,19 @@ struct scan {
 static atomic_int scanning;
 /* PyTorch-aware mode, for the scan in progress (set by its owner): */
 static struct gs_pool_view *pool;   /* the allocator's blocks, or NULL */
-static const uint8_t *weak;         /* per stack id: allocator metadata */
+static const uint8_t *weak;         /* per stack id: GS_SB_* bits */
 static uint32_t nweak;
 
+/* allocator metadata: scanned, its device and interior pointers ignored */
 static inline int is_weak(const struct gs_block *b)
 {
-    return weak && b->stack < nweak && weak[b->stack];
+    return weak && b->stack < nweak && (weak[b->stack] & GS_SB_WEAK);
+}
+
+/* pointer-free (a CPU tensor's storage): never scanned */
+static inline int is_data(const struct gs_block *b)
+{
+    return weak && b->stack < nweak && (weak[b->stack] & GS_SB_DATA);
 }
 static uint64_t scan_seq;
 static uint64_t last_scan_ns;
@@ -285,7 +294,7 @@ static inline int is_next_chunk(const struct gs_block *b, uintptr_t w)
 static inline void push(struct scan *s, struct gs_block *b, uint8_t m)
 {
     b->mark = m;
-    if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM)
+    if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || is_data(b))
         return; /* leaves: reachable, never scanned */
     if (s->sp < s->stack_cap)
         s->stack[s->sp++] = b;
@@ -535,7 +544,7 @@ static void classify(struct scan *s)
             if (!b->addr || b->mark != M_NONE)
                 continue;
             b->mark = M_LEAD;
-            if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM)
+            if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || is_data(b))
                 continue;
             s->visited++;
             s->cur_weak = is_weak(b);

@@ -360,15 +360,21 @@ struct gs_pool_view {
 };
 void gs_torch_init(void);         /* after gs_py_init */
 void gs_torch_note_device(void);  /* a device block was recorded */
-/* Scan owner, world running: weak bits per stack id (NULL: none). */
+/* Scan owner, world running: GS_SB_* bits per stack id (NULL: none). */
 void gs_torch_prepare_scan(const uint8_t **bits, uint32_t *nbits);
 int gs_torch_route_scan(int trigger); /* writer: 1 when handed to Python */
 int gs_torch_api_scan(void);          /* gcspy_scan(): -2 when not applicable */
 void gs_torch_at_exit(void);          /* Python atexit: the exit scan */
-/* Stack tree walk for weak bits: nodes [from, count) get
- * bits[id] = weak(ip) || bits[parent]; returns the node count. */
-uint32_t gs_stack_weak_fill(uint8_t **bits, uint64_t *cap, uint32_t from,
-                            int (*weak)(uint64_t ip));
+/* Per-stack-id bits for the scanner. WEAK: a frame of the caching
+ * allocator's code anywhere in the stack (the block is its metadata).
+ * DATA: the innermost frame is in code that allocates pointer-free memory
+ * (a tensor's storage): the block is never scanned for pointers. */
+enum { GS_SB_WEAK = 1, GS_SB_DATA = 2 };
+/* Stack tree walk: nodes [from, count) get bits[id] = of(ip) |
+ * (bits[parent] & GS_SB_WEAK), where ip is the node's (innermost) frame;
+ * returns the node count. */
+uint32_t gs_stack_bits_fill(uint8_t **bits, uint64_t *cap, uint32_t from,
+                            uint8_t (*of)(uint64_t ip));
 
 /* CUDA driver seen in the module map; the writer then attaches CUPTI. */
 extern atomic_int gs_cuda_loaded;

@@ -241,12 +241,13 @@ uint32_t gs_stack_id(void *hook_frame)
     return gs_stack_intern(ips, n);
 }
 
-/* Weak bits for PyTorch-aware mode (torch.c). A parent always has a smaller
- * id than its children (the outer frames of a stack are interned first), so
- * one pass in id order sees every parent's bit before its children's. The
- * node arrays are read under the stack lock: they move when they grow. */
-uint32_t gs_stack_weak_fill(uint8_t **bits, uint64_t *cap, uint32_t from,
-                            int (*weak)(uint64_t ip))
+/* Scanner bits for PyTorch-aware mode (torch.c). A parent always has a
+ * smaller id than its children (the outer frames of a stack are interned
+ * first), so one pass in id order sees every parent's bit before its
+ * children's. The node arrays are read under the stack lock: they move when
+ * they grow. */
+uint32_t gs_stack_bits_fill(uint8_t **bits, uint64_t *cap, uint32_t from,
+                            uint8_t (*of)(uint64_t ip))
 {
     gs_stack_lock();
     uint32_t n = node_next;
@@ -268,7 +269,7 @@ uint32_t gs_stack_weak_fill(uint8_t **bits, uint64_t *cap, uint32_t from,
     uint8_t *b = *bits;
     b[0] = 0;
     for (uint32_t id = from ? from : 1; id < n; id++)
-        b[id] = (uint8_t)(weak(node_ip[id]) || b[node_parent[id]]);
+        b[id] = (uint8_t)(of(node_ip[id]) | (b[node_parent[id]] & GS_SB_WEAK));
     gs_stack_unlock();
     return n;
 }

@@ -20,6 +20,15 @@
  *     give every stack id a weak bit: a frame in a weak range, or a weak
  *     parent. Device blocks with weak stacks are the allocator's segments:
  *     never leak candidates themselves (their memory is reserved).
+ *     The same walk sets a data bit where the stack's innermost frame is in
+ *     code named by GCSPY_TORCH_DATA (same token rules; by default
+ *     c10::alloc_cpu, which allocates every CPU tensor's storage): such a
+ *     block holds numbers, never pointers, and is not scanned at all.
+ *     Unscanned, a training job's activations cannot pose as pointers (a
+ *     float in (0, 2) next to a 0.0 reads as an address in a non-PIE
+ *     Python's brk heap), and the scan skips most of a CPU job's bytes.
+ *     This rule holds in any process that loaded those modules, CUDA or
+ *     not.
  *  2. The allocator's view. When the process runs torch and torch.cuda is
  *     initialized, a scan is preceded, in a thread holding the GIL, by a
  *     call to torch.cuda.memory._snapshot(). Its segments and blocks are
@@ -151,11 +160,14 @@ void gs_torch_note_device(void)
         p_pending(history_cb, NULL);
 }
 
-/* ---- weak code ranges ---- */
+/* ---- weak and data code ranges ---- */
 
 struct range { uintptr_t lo, hi; };
-static struct range *wr;
-static size_t nwr, wr_cap;
+struct ranges {
+    struct range *v;
+    size_t n, cap;
+};
+static struct ranges wr, dr; /* GCSPY_TORCH_WEAK's, GCSPY_TORCH_DATA's */
 static uintptr_t *seen; /* module load addresses already looked at */
 static size_t nseen, seen_cap;
 
@@ -177,13 +189,13 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem)
     return 0;
 }
 
-static void add_range(uintptr_t lo, uintptr_t hi)
+static void add_range(struct ranges *r, uintptr_t lo, uintptr_t hi)
 {
-    if (lo < hi && grow((void **)&wr, &wr_cap, nwr + 1, sizeof *wr) == 0)
-        wr[nwr++] = (struct range){lo, hi};
+    if (lo < hi && grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v) == 0)
+        r->v[r->n++] = (struct range){lo, hi};
 }
 
-/* The tokens of GCSPY_TORCH_WEAK, one at a time: returns the next token's
+/* The tokens of GCSPY_TORCH_WEAK or _DATA, one at a time: returns the next token's
  * length (0 at the end) and its start in *tok. */
 static size_t next_token(const char **cur, const char **tok)
 {
@@ -203,7 +215,8 @@ static int is_module_token(const char *t, size_t n)
     return memmem(t, n, ".so", 3) != NULL;
 }
 
-static void module_symbols(struct dl_phdr_info *info, const char *pat, size_t plen)
+static void module_symbols(struct ranges *r, struct dl_phdr_info *info, const char *pat,
+                           size_t plen)
 {
     struct gs_dynsyms d;
     if (gs_elf_dynsyms(info, &d))
@@ -216,7 +229,31 @@ static void module_symbols(struct dl_phdr_info *info, const char *pat, size_t pl
             continue;
         const char *name = d.strtab + s->st_name;
         if (memmem(name, strnlen(name, d.strsz - s->st_name), pat, plen))
-            add_range(d.base + s->st_value, d.base + s->st_value + s->st_size);
+            add_range(r, d.base + s->st_value, d.base + s->st_value + s->st_size);
+    }
+}
+
+/* The ranges one option's tokens name in one module. */
+static void module_ranges(struct ranges *r, const char *list, struct dl_phdr_info *info)
+{
+    const char *path = info->dlpi_name ? info->dlpi_name : "";
+    const char *slash = strrchr(path, '/');
+    const char *file = slash ? slash + 1 : path;
+    const char *cur = list ? list : "", *tok;
+    size_t n;
+    while ((n = next_token(&cur, &tok))) {
+        if (is_module_token(tok, n)) {
+            if (strncmp(file, tok, n))
+                continue;
+            for (int i = 0; i < info->dlpi_phnum; i++) {
+                const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+                if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
+                    add_range(r, info->dlpi_addr + ph->p_vaddr,
+                              info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
+            }
+        } else {
+            module_symbols(r, info, tok, n);
+        }
     }
 }
 
@@ -230,25 +267,8 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
     if (grow((void **)&seen, &seen_cap, nseen + 1, sizeof *seen))
         return 0;
     seen[nseen++] = info->dlpi_addr;
-    const char *path = info->dlpi_name ? info->dlpi_name : "";
-    const char *slash = strrchr(path, '/');
-    const char *file = slash ? slash + 1 : path;
-    const char *cur = gs_opt.torch_weak ? gs_opt.torch_weak : "", *tok;
-    size_t n;
-    while ((n = next_token(&cur, &tok))) {
-        if (is_module_token(tok, n)) {
-            if (strncmp(file, tok, n))
-                continue;
-            for (int i = 0; i < info->dlpi_phnum; i++) {
-                const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-                if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X))
-                    add_range(info->dlpi_addr + ph->p_vaddr,
-                              info->dlpi_addr + ph->p_vaddr + ph->p_memsz);
-            }
-        } else {
-            module_symbols(info, tok, n);
-        }
-    }
+    module_ranges(&wr, gs_opt.torch_weak, info);
+    module_ranges(&dr, gs_opt.torch_data, info);
     return 0;
 }
 
@@ -272,45 +292,52 @@ static void sort_by_key(void *base, size_t n, size_t size)
             }
 }
 
-static int weak_ip(uint64_t ip)
+static int in_ranges(const struct ranges *r, uint64_t ip)
 {
-    if (ip & GS_IP_PYFRAME || !nwr)
-        return 0;
-    size_t lo = 0, hi = nwr;
+    size_t lo = 0, hi = r->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (wr[mid].lo <= ip)
+        if (r->v[mid].lo <= ip)
             lo = mid + 1;
         else
             hi = mid;
     }
     /* return addresses point just past the call: ip - 1 is in the caller */
-    return lo && ip - 1 >= wr[lo - 1].lo && ip - 1 < wr[lo - 1].hi;
+    return lo && ip - 1 >= r->v[lo - 1].lo && ip - 1 < r->v[lo - 1].hi;
 }
 
-static uint8_t *weak_bits;
-static uint64_t weak_cap;
-static uint32_t weak_done = 1;
+static uint8_t bits_of(uint64_t ip)
+{
+    if (ip & GS_IP_PYFRAME)
+        return 0;
+    return (uint8_t)((in_ranges(&wr, ip) ? GS_SB_WEAK : 0) | (in_ranges(&dr, ip) ? GS_SB_DATA : 0));
+}
+
+static uint8_t *sb_bits;
+static uint64_t sb_cap;
+static uint32_t sb_done = 1;
 
 /* Before a scan, by the thread that owns it (scan.c), world running,
- * recursion flag set: new modules' weak ranges, then new stacks' bits. */
+ * recursion flag set: new modules' ranges, then new stacks' bits. */
 void gs_torch_prepare_scan(const uint8_t **bits, uint32_t *nbits)
 {
     *bits = NULL;
     *nbits = 0;
-    if (!gs_opt.torch || !gs_opt.torch_weak || !*gs_opt.torch_weak)
+    if (!gs_opt.torch || ((!gs_opt.torch_weak || !*gs_opt.torch_weak) &&
+                          (!gs_opt.torch_data || !*gs_opt.torch_data)))
         return;
-    size_t before = nwr;
+    size_t before = wr.n + dr.n;
     dl_iterate_phdr(module_cb, NULL);
-    if (nwr != before) {
-        sort_by_key(wr, nwr, sizeof *wr);
-        weak_done = 1; /* new ranges: recompute every stack */
+    if (wr.n + dr.n != before) {
+        sort_by_key(wr.v, wr.n, sizeof *wr.v);
+        sort_by_key(dr.v, dr.n, sizeof *dr.v);
+        sb_done = 1; /* new ranges: recompute every stack */
     }
-    if (!nwr)
+    if (!wr.n && !dr.n)
         return;
-    weak_done = gs_stack_weak_fill(&weak_bits, &weak_cap, weak_done, weak_ip);
-    *bits = weak_bits;
-    *nbits = weak_done;
+    sb_done = gs_stack_bits_fill(&sb_bits, &sb_cap, sb_done, bits_of);
+    *bits = sb_bits;
+    *nbits = sb_done;
 }
 
 /* ---- Python helpers (GIL held) ---- */

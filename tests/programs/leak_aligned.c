@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 void *volatile kept;
 
 static __attribute__((noinline)) void use(void *p, size_t n)
@@ -35,13 +37,6 @@ static __attribute__((noinline)) int leak(void)
     use(c, 3003);
     kept = k;
     return 0;
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

@@ -26,6 +26,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "leak_case.h"
+
 static __attribute__((noinline)) void leak(size_t n)
 {
     char *p = malloc(n);
@@ -33,13 +35,6 @@ static __attribute__((noinline)) void leak(size_t n)
         exit(2);
     memset(p, 19, 4096);
     __asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 /* Makes the next mapping of `bytes` land below any 4 GiB boundary it would

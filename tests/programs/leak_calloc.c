@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 void *volatile kept;
 
 static __attribute__((noinline)) void leak(void)
@@ -17,13 +19,6 @@ static __attribute__((noinline)) void leak(void)
     char *p = calloc(13, 77);
     __asm__ volatile("" : : "r"(p) : "memory");
     kept = calloc(10, 201);
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 void *volatile kept;
 
 static __attribute__((noinline)) void *make(size_t n)
@@ -40,13 +42,6 @@ static __attribute__((noinline)) void leak_before_top(void)
 {
     void *a = make(6008);
     __asm__ volatile("" : : "r"(a) : "memory");
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

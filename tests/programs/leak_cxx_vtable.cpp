@@ -12,6 +12,8 @@
  */
 #include <cstring>
 
+#include "leak_case.h"
+
 struct Base {
     virtual ~Base() {}
     virtual int kind() const { return 0; }
@@ -47,13 +49,6 @@ static __attribute__((noinline)) void leak()
     Base *b = l;
     __asm__ volatile("" : : "r"(b) : "memory");
     kept = new Small;
-}
-
-static __attribute__((noinline)) void clobber_stack()
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main()

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 struct node {
     struct node *next;
 };
@@ -29,13 +31,6 @@ static __attribute__((noinline)) void leak_ring(void)
     b->next = c;
     c->next = a;
     __asm__ volatile("" : : "r"(a) : "memory");
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

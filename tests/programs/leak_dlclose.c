@@ -21,12 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
-}
+#include "leak_case.h"
 
 static __attribute__((noinline)) int use_library(void)
 {

@@ -19,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "leak_case.h"
+
 void *volatile kept;
 
 static __attribute__((noinline)) void *make(size_t n)
@@ -32,13 +34,6 @@ static __attribute__((noinline)) void leak(size_t n)
 {
     void *p = make(n);
     __asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 void *volatile global_ptr;
 
 static __attribute__((noinline)) void *make(size_t n)
@@ -17,13 +19,6 @@ static __attribute__((noinline)) void *make(size_t n)
     char *p = malloc(n);
     memset(p, 2, n);
     return p;
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

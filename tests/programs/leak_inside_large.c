@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 void *volatile kept;
 
 static __attribute__((noinline)) void *make(size_t n)
@@ -30,13 +32,6 @@ static __attribute__((noinline)) void setup(void)
     char *lost = make(300000);
     *(void **)(lost + 150000) = make(2010);
     __asm__ volatile("" : : "r"(lost) : "memory");
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 char *volatile into_middle;
 void *volatile to_start;
 
@@ -29,13 +31,6 @@ static __attribute__((noinline)) void setup(void)
     a[0] = make(505);
     into_middle = (char *)a + 16;
     to_start = make(2010);
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

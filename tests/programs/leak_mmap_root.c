@@ -13,6 +13,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "leak_case.h"
+
 void *volatile arena;
 
 static __attribute__((noinline)) void *make(size_t n)
@@ -32,13 +34,6 @@ static __attribute__((noinline)) int setup(void)
     *(void **)(b + 200000) = make(2010);
     arena = a;
     return munmap(b, 256 << 10);
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

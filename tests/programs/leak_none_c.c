@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 struct item {
     struct item *next;
 };
@@ -56,13 +58,6 @@ static __attribute__((noinline)) void release(void)
         free(head);
         head = n;
     }
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

@@ -22,12 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
-static __attribute__((noinline)) void clobber_stack()
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
-}
+#include "leak_case.h"
 
 static __attribute__((noinline)) int work(int (*scan)())
 {

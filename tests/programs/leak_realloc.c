@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 void *volatile neighbour;
 static volatile int moved;
 
@@ -27,13 +29,6 @@ static __attribute__((noinline)) void grow_and_leak(void)
     moved = (uintptr_t)p != before;
     memset(p + 1001, 9, 5005 - 1001);
     __asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 static int no_scan(void)
 {
     return -2;
@@ -34,13 +36,6 @@ static __attribute__((noinline)) void *make(size_t n)
     char *p = malloc(n);
     memset(p, 3, n);
     return p;
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 /* Calls scan() with the five blocks only in callee-saved registers. */

@@ -27,6 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 static atomic_int state; /* 0 starting, 1 spinning, 2 released */
 
 static __attribute__((noinline)) void *make(size_t n)
@@ -40,13 +42,6 @@ static __attribute__((noinline)) void leak(void)
 {
     void *p = make(1001);
     __asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 static void *spinner(void *arg)

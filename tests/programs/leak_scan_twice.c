@@ -15,18 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 static __attribute__((noinline)) void leak(void)
 {
     char *p = malloc(1001);
     memset(p, 15, 1001);
     __asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 static __attribute__((noinline)) void keep(void *p)
 {
     __asm__ volatile("" : : "r"(p) : "memory");
@@ -23,13 +25,6 @@ static __attribute__((noinline)) void leak(void)
     char *p = malloc(1001);
     memset(p, 1, 1001);
     keep(p);
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

@@ -18,6 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 static __attribute__((noinline)) void leak(void)
 {
     void *volatile slot = malloc(2010); /* stays in this (soon dead) frame */
@@ -29,13 +31,6 @@ static void *worker(void *arg)
     (void)arg;
     leak();
     return NULL;
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "leak_case.h"
+
 static int ready[2], never[2];
 
 static __attribute__((noinline)) void *make(size_t n)
@@ -35,13 +37,6 @@ static __attribute__((noinline)) void leak(void)
 {
     void *p = make(1001);
     __asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 static void *holder(void *arg)

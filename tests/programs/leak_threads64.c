@@ -27,6 +27,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "leak_case.h"
+
 #define NTHREADS 64
 #define RING 8
 
@@ -41,13 +43,6 @@ static __attribute__((noinline)) void leak(void)
 {
     void *p = make(1001);
     __asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 static double now(void)

@@ -22,6 +22,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "leak_case.h"
+
 void *volatile table[8];
 static atomic_int detached_done;
 
@@ -47,13 +49,6 @@ static void *detached(void *arg)
     free(make(1033));
     atomic_store(&detached_done, 1);
     return NULL;
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "leak_case.h"
+
 __thread void *leak_tls_ptr; /* not static: a write-only static would be optimized away */
 static int ready[2], never[2];
 
@@ -38,13 +40,6 @@ static __attribute__((noinline)) void leak(void)
 {
     void *p = make(3003);
     __asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 static __attribute__((noinline)) void set_tls(size_t n)

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 struct node {
     struct node *kid[2];
 };
@@ -31,13 +33,6 @@ static __attribute__((noinline)) void leak_tree(void)
             root->kid[i]->kid[j] = make(303);
     }
     __asm__ volatile("" : : "r"(root) : "memory");
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

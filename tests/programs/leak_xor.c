@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "leak_case.h"
+
 #define KEY ((uintptr_t)0x5a5a5a5a5a5a5a5aull)
 
 volatile uintptr_t hidden;
@@ -23,13 +25,6 @@ static __attribute__((noinline)) void hide(void)
     char *p = malloc(1001);
     memset(p, 8, 1001);
     hidden = (uintptr_t)p ^ KEY;
-}
-
-static __attribute__((noinline)) void clobber_stack(void)
-{
-    char buf[16384];
-    memset(buf, 0, sizeof buf);
-    __asm__ volatile("" : : "r"(buf) : "memory");
 }
 
 int main(void)

@@ -1069,39 +1069,49 @@ Test(core, compression_failure_ends_the_trace_with_stopped)
 
 /* ---- PyTorch-aware mode's pieces that need no Python (torch.c, elfsym.c) ---- */
 
-static int weak_5xxx(uint64_t ip)
+/* 0x5xxx: allocator code (weak); 0x7xxx: a tensor allocator (data) */
+static uint8_t bits_5w_7d(uint64_t ip)
 {
-    return ip >= 0x5000 && ip < 0x6000;
+    return ip >= 0x5000 && ip < 0x6000 ? GS_SB_WEAK : ip >= 0x7000 && ip < 0x8000 ? GS_SB_DATA : 0;
 }
 
-Test(core, weak_bits_follow_the_stack_tree)
+Test(core, scanner_bits_follow_the_stack_tree)
 {
     start();
     uintptr_t a[] = {0x1010, 0x2010, 0x3010};
     uintptr_t b[] = {0x1020, 0x5010, 0x3010}; /* a weak frame in the middle */
     uintptr_t c[] = {0x5020, 0x3010};         /* a weak innermost frame */
     uintptr_t d[] = {0x3010};                 /* the shared outer frame */
+    uintptr_t f[] = {0x7010, 0x2010, 0x3010}; /* data: innermost frame */
+    uintptr_t g[] = {0x1040, 0x7020, 0x3010}; /* data frame not innermost */
     uint32_t ia = gs_stack_intern(a, 3), ib = gs_stack_intern(b, 3);
     uint32_t ic = gs_stack_intern(c, 2), id = gs_stack_intern(d, 1);
+    uint32_t i_f = gs_stack_intern(f, 3), ig = gs_stack_intern(g, 3);
     uint8_t *bits = NULL;
     uint64_t cap = 0;
-    uint32_t n = gs_stack_weak_fill(&bits, &cap, 0, weak_5xxx);
-    cr_assert_eq(n, 7, "7 nodes (6 ids + the root slot), got %u", n);
+    uint32_t n = gs_stack_bits_fill(&bits, &cap, 0, bits_5w_7d);
+    cr_assert_eq(n, 10, "10 nodes (9 ids + the root slot), got %u", n);
     cr_assert_geq(cap, n);
     cr_assert_eq(bits[ia], 0);
-    cr_assert_eq(bits[ib], 1, "a weak frame anywhere makes the stack weak");
-    cr_assert_eq(bits[ic], 1);
+    cr_assert_eq(bits[ib], GS_SB_WEAK, "a weak frame anywhere makes the stack weak");
+    cr_assert_eq(bits[ic], GS_SB_WEAK);
     cr_assert_eq(bits[id], 0);
-    cr_assert_eq(bits[0], 0, "stack id 0 (no stack) is never weak");
-    /* Incremental: only the new node is computed, from its parent's bit. */
+    cr_assert_eq(bits[i_f], GS_SB_DATA, "data: the allocating frame itself");
+    cr_assert_eq(bits[ig], 0, "a data frame further out says nothing of the block");
+    cr_assert_eq(bits[0], 0, "stack id 0 (no stack) has no bit");
+    /* Incremental: only the new nodes are computed, from their parents' bits;
+     * weak is inherited, data is not. */
     uintptr_t e[] = {0x1030, 0x5010, 0x3010};
-    uint32_t ie = gs_stack_intern(e, 3);
+    uintptr_t h[] = {0x1050, 0x7010, 0x2010, 0x3010};
+    uint32_t ie = gs_stack_intern(e, 3), ih = gs_stack_intern(h, 4);
     cr_assert_eq(ie, n, "one new node");
-    uint32_t n2 = gs_stack_weak_fill(&bits, &cap, n, weak_5xxx);
-    cr_assert_eq(n2, n + 1);
-    cr_assert_eq(bits[ie], 1, "inherits its parent's weak frame");
+    cr_assert_eq(ih, n + 1, "and another under f");
+    uint32_t n2 = gs_stack_bits_fill(&bits, &cap, n, bits_5w_7d);
+    cr_assert_eq(n2, n + 2);
+    cr_assert_eq(bits[ie], GS_SB_WEAK, "inherits its parent's weak frame");
+    cr_assert_eq(bits[ih], 0, "does not inherit its parent's data bit");
     cr_assert_eq(bits[ia], 0);
-    cr_assert_eq(bits[ib], 1);
+    cr_assert_eq(bits[ib], GS_SB_WEAK);
 }
 
 Test(core, elf_find_sees_global_and_local_modules)
