@@ -3,7 +3,7 @@
 A worker thread mallocs 3003 bytes and hands on only the address shifted
 right by 4 (a Python int: the raw address is in no Python object); the
 thread exits, taking its registers and stack with it. The main thread then
-builds a 65536-element int64 tensor whose every element is the address
+builds an 8 Mi-element (64 MiB) int64 tensor whose every element is the address
 (computed inside the tensor: hi * 16), keeps it in a global, and calls
 gcspy_scan(). The block is reachable only if the tensor's storage is
 scanned for pointers.
@@ -26,7 +26,7 @@ def work():
 th = threading.Thread(target=work)
 th.start()
 th.join()
-KEPT = torch.full((1 << 16,), out.pop("hi"), dtype=torch.int64) * 16
+KEPT = torch.full((1 << 23,), out.pop("hi"), dtype=torch.int64) * 16
 scan = getattr(ctypes.CDLL(None), "gcspy_scan", None)
 if scan:
     scan()
