@@ -19,7 +19,8 @@
 #     generation 2 that collected objects, and live host memory falls by at
 #     least the cycles' tensors at each one.
 #  3. no flag: no definite or indirect leak (PyTorch's DataLoader cache is a
-#     built-in suppression), no growth suspect.
+#     built-in suppression), no growth suspect, in the training process and
+#     in each of its two DataLoader worker processes.
 set -eu
 cd "$(dirname "$0")/../.."
 PY=/usr/bin/python3
@@ -33,9 +34,8 @@ run() { # name, args...
   mkdir -p "$tmp/$name"
   build/gcspy run -o "$tmp/$name/t-%p.trace" --quiet -- $PY examples/train.py "$@" > "$tmp/$name/out" 2> "$tmp/$name/err" || {
     echo "train.py $* failed:"; tail -5 "$tmp/$name/err"; exit 1; }
-  # The main process wrote the largest trace; DataLoader workers the others.
-  local main; main=$(ls -S "$tmp/$name"/t-*.trace* | head -1)
-  build/gcspy report "$main" --format json -o "$tmp/$name/r.json"
+  # One report of the main process and its DataLoader workers.
+  build/gcspy report "$tmp/$name"/t-*.trace* --format json -o "$tmp/$name/r.json"
 }
 
 STEPS=24
@@ -52,8 +52,14 @@ def check(ok, what):
     print(("ok   " if ok else "FAIL ") + what)
     if not ok:
         fails.append(what)
+def procs(name):
+    return json.load(open(f"{tmp}/{name}/r.json"))["processes"]
 def proc(name):
-    return json.load(open(f"{tmp}/{name}/r.json"))["processes"][0]
+    """the training process itself (DataLoader workers are forked from it)"""
+    main = [p for p in procs(name) if not p["forked"]]
+    if len(main) != 1:
+        sys.exit(f"FAIL {name}: {len(main)} processes that are not forked, expected 1")
+    return main[0]
 def train_frames(stack):
     return [(f["function"], f["line"]) for f in stack if (f.get("file") or "").endswith("examples/train.py")]
 malloc_line = next(i for i, l in enumerate(open("examples/train.py"), 1) if "p = libc.malloc(nbytes)" in l)
@@ -115,12 +121,16 @@ for x in gcs:
 check(drops >= 1, f"cycle: live host memory falls by >= 8 cycles' tensors at {drops} collection(s)")
 
 # 3. no planted problem, no finding
-p = proc("clean")
-bad = [l for l in p["leaks"] if l["class"] in ("definite", "indirect") and not l.get("suppressed")]
-check(not bad, f"clean run: {len(bad)} unsuppressed definite/indirect groups")
-check(not p["growth"]["suspects"], f"clean run: {len(p['growth']['suspects'])} growth suspects")
-for s in p["growth"]["suspects"]:
-    frames = [f"{f.get('function')} {(f.get('file') or '').split('/')[-1]}:{f.get('line')}" for f in s["stack"][:8]]
-    print(f"     suspect: {s['rate']:.0f} {s['unit']} at " + " <- ".join(frames))
+ps = procs("clean")
+check(len(ps) == 3 and sum(not p["forked"] for p in ps) == 1,
+      f"clean run: {len(ps)} processes, the training process and its 2 DataLoader workers")
+for p in ps:
+    who = "worker" if p["forked"] else "main"
+    bad = [l for l in p["leaks"] if l["class"] in ("definite", "indirect") and not l.get("suppressed")]
+    check(not bad, f"clean run, {who} {p['pid']}: {len(bad)} unsuppressed definite/indirect groups")
+    check(not p["growth"]["suspects"], f"clean run, {who} {p['pid']}: {len(p['growth']['suspects'])} growth suspects")
+    for s in p["growth"]["suspects"]:
+        frames = [f"{f.get('function')} {(f.get('file') or '').split('/')[-1]}:{f.get('line')}" for f in s["stack"][:8]]
+        print(f"     suspect: {s['rate']:.0f} {s['unit']} at " + " <- ".join(frames))
 sys.exit(1 if fails else 0)
 EOF
