@@ -4,8 +4,10 @@
  * not mmap'd), filled with copies of the only pointer to a 1001-byte block,
  * is freed: it becomes a free chunk in the middle of the heap (a kept block
  * after it stops it merging into the top chunk). Then the 1001-byte block's
- * pointer is dropped. A thread does the same in its own glibc arena (a
- * 64 MiB-aligned arena heap) with a 2010-byte block. Free heap memory is
+ * pointer is dropped. A thread does the same in its own glibc arena with a
+ * 2010-byte block, after keeping 80 blocks of 1 MiB there: the arena's
+ * first 64 MiB heap is full, so the stale buffer lies in its second heap
+ * (whose heap_info points back at the first). Free heap memory is
  * the allocator's, not the program's: both blocks are definitely lost, as
  * memcheck says. (A freed tensor's buffer in a training job is such a free
  * chunk, and the numbers left in it look like pointers.) The exited
@@ -15,7 +17,7 @@
  * @scans exit 1
  * @scan exit definite=2/3011 indirect=0/0 possible=*
  * @only exit possible size%16=0
- * @block exit 1001=definite 2010=definite 3003x2=reachable
+ * @block exit 1001=definite 2010=definite 3003x2=reachable 1048575x80=reachable
  */
 #include <malloc.h>
 #include <pthread.h>
@@ -25,6 +27,7 @@
 #include "leak_case.h"
 
 void *volatile kept[2];
+void *volatile filler[80];
 
 static __attribute__((noinline)) void *make(size_t n)
 {
@@ -51,6 +54,8 @@ static __attribute__((noinline)) void stale(size_t small, int slot)
 static void *worker(void *arg)
 {
     (void)arg;
+    for (int i = 0; i < 80; i++)
+        filler[i] = malloc((1u << 20) - 1);
     stale(2010, 1);
     return NULL;
 }
