@@ -14,7 +14,8 @@
 #     - the growth view (x axis: optimizer steps, detected without code
 #       changes) flags sites whose stacks go through train.py, and their rates
 #       add up to the live host heap's own growth per step (the independent
-#       measure), within 25%.
+#       measure: the slope of a least-squares line through the live heap at
+#       the step markers of the last two thirds), within 25%.
 #  2. --cycle: every explicit gc.collect() is a python-gc PAUSE of
 #     generation 2 that collected objects, and live host memory falls by at
 #     least the cycles' tensors at each one.
@@ -91,8 +92,14 @@ def live_at(ns):
     while i > 0 and host[i] is None:
         i -= 1
     return host[i] or 0
-a, b = marks[len(marks) // 3], marks[-1]
-heap_rate = (live_at(b["t_ns"]) - live_at(a["t_ns"])) / (b["ordinal"] - a["ordinal"])
+# A least-squares line through the live heap at every step marker from the
+# first third on: the heap at one marker is off by whatever transient the
+# step holds at that instant (activations, gradients: megabytes), so a
+# difference of two markers strayed by up to a quarter over 16 steps.
+pts = [(m["ordinal"], live_at(m["t_ns"])) for m in marks[len(marks) // 3:]]
+mx = sum(x for x, _ in pts) / len(pts)
+my = sum(y for _, y in pts) / len(pts)
+heap_rate = sum((x - mx) * (y - my) for x, y in pts) / sum((x - mx) ** 2 for x, _ in pts)
 rate = sum(s["rate"] for s in g["suspects"] if s["unit"] == "bytes/step")
 check(heap_rate > 0 and abs(rate - heap_rate) <= 0.25 * heap_rate,
       f"growth: suspects add up to {rate:.0f} B/step, the live heap grows {heap_rate:.0f} B/step")
