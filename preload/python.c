@@ -46,27 +46,29 @@
 #include <link.h>
 #include <string.h>
 
+#include "pyapi.h"
 #include "shim.h"
 
 /* The interpreter's functions, found at run time: nothing links libpython. */
 static PyThreadState *(*p_this_tstate)(void);
 static PyThreadState *(*p_gil_holder)(void);
 static int (*p_addr2line)(PyCodeObject *, int);
-static const char *(*p_utf8)(PyObject *, Py_ssize_t *);
-static int (*p_initialized)(void);
-static int (*p_finalizing)(void);
-static int (*p_pending)(int (*)(void *), void *);
 static PyObject *(*p_import)(const char *);
-static PyObject *(*p_getattr)(PyObject *, const char *);
 static int (*p_list_append)(PyObject *, PyObject *);
 static PyObject *(*p_cfunc_new)(PyMethodDef *, PyObject *, PyObject *);
-static PyObject *(*p_dict_get)(PyObject *, const char *);
 static long (*p_as_long)(PyObject *);
 static int (*p_str_eq)(PyObject *, const char *);
-static void (*p_dealloc)(PyObject *);
 static PyObject *p_none;
-static PyObject *(*p_call1)(PyObject *, PyObject *);
-static void (*p_err_clear)(void);
+/* shared with torch.c (pyapi.h) */
+const char *(*gs_py_utf8)(PyObject *, Py_ssize_t *);
+int (*gs_py_initialized)(void);
+int (*gs_py_finalizing)(void);
+int (*gs_py_pending)(int (*)(void *), void *);
+PyObject *(*gs_py_getattr)(PyObject *, const char *);
+PyObject *(*gs_py_dict_get)(PyObject *, const char *);
+void (*gs_py_dealloc)(PyObject *);
+PyObject *(*gs_py_call1)(PyObject *, PyObject *);
+void (*gs_py_err_clear)(void);
 
 int gs_py_on;
 #define py_on gs_py_on
@@ -127,7 +129,7 @@ static const char *str_bytes(PyObject *o, Py_ssize_t *len, int gil)
         *len = a->length;
         return (const char *)(a + 1);
     }
-    return gil ? p_utf8(o, len) : NULL;
+    return gil ? gs_py_utf8(o, len) : NULL;
 }
 
 /* Returns the entry of a code object, interning it when new; NULL when it
@@ -301,8 +303,8 @@ static PyObject *gc_callback(PyObject *self, PyObject *args)
     if (phase && p_str_eq(phase, "start") == 0) {
         gc_t0 = gs_now_fine();
     } else if (phase && info && gc_t0 && gs_tracing()) {
-        PyObject *gen = p_dict_get(info, "generation");
-        PyObject *col = p_dict_get(info, "collected");
+        PyObject *gen = gs_py_dict_get(info, "generation");
+        PyObject *col = gs_py_dict_get(info, "collected");
         int saved = gs_tls.in_hook;
         gs_tls.in_hook = 1;
         gs_record_pause(gc_t0, gs_now_fine(), GS_PAUSE_PYTHON_GC,
@@ -336,7 +338,7 @@ static PyMethodDef exit_def = {"gcspy_exit_scan", exit_callback, METH_NOARGS,
 static void decref(PyObject *o)
 {
     if (o && --o->ob_refcnt == 0)
-        p_dealloc(o);
+        gs_py_dealloc(o);
 }
 
 /* Runs in the main thread, GIL held, at a point the interpreter chose. */
@@ -344,7 +346,7 @@ static int install(void *arg)
 {
     (void)arg;
     PyObject *gc = p_import("gc");
-    PyObject *cbs = gc ? p_getattr(gc, "callbacks") : NULL;
+    PyObject *cbs = gc ? gs_py_getattr(gc, "callbacks") : NULL;
     PyObject *fn = cbs ? p_cfunc_new(&gc_def, NULL, NULL) : NULL;
     int ok = fn && p_list_append(cbs, fn) == 0;
     decref(fn);
@@ -352,14 +354,14 @@ static int install(void *arg)
     decref(gc);
     if (gs_opt.torch) {
         PyObject *ax = p_import("atexit");
-        PyObject *reg = ax ? p_getattr(ax, "register") : NULL;
+        PyObject *reg = ax ? gs_py_getattr(ax, "register") : NULL;
         PyObject *efn = reg ? p_cfunc_new(&exit_def, NULL, NULL) : NULL;
-        PyObject *r = efn ? p_call1(reg, efn) : NULL;
+        PyObject *r = efn ? gs_py_call1(reg, efn) : NULL;
         decref(r);
         decref(efn);
         decref(reg);
         decref(ax);
-        p_err_clear();
+        gs_py_err_clear();
     }
     atomic_store(&install_state, ok ? 2 : 0);
     return 0; /* never raise into the program */
@@ -367,10 +369,10 @@ static int install(void *arg)
 
 void gs_py_tick(void)
 {
-    if (!py_on || atomic_load(&install_state) || !p_initialized() || p_finalizing())
+    if (!py_on || atomic_load(&install_state) || !gs_py_initialized() || gs_py_finalizing())
         return;
     atomic_store(&install_state, 1);
-    if (p_pending(install, NULL) != 0)
+    if (gs_py_pending(install, NULL) != 0)
         atomic_store(&install_state, 0);
 }
 
@@ -396,14 +398,14 @@ void gs_py_init(void)
     }
     if (!SYM(p_this_tstate, "PyGILState_GetThisThreadState") ||
         !SYM(p_gil_holder, "_PyThreadState_UncheckedGet") ||
-        !SYM(p_addr2line, "PyCode_Addr2Line") || !SYM(p_utf8, "PyUnicode_AsUTF8AndSize") ||
-        !SYM(p_initialized, "Py_IsInitialized") || !SYM(p_finalizing, "_Py_IsFinalizing") ||
-        !SYM(p_pending, "Py_AddPendingCall") || !SYM(p_import, "PyImport_ImportModule") ||
-        !SYM(p_getattr, "PyObject_GetAttrString") || !SYM(p_list_append, "PyList_Append") ||
-        !SYM(p_cfunc_new, "PyCFunction_NewEx") || !SYM(p_dict_get, "PyDict_GetItemString") ||
+        !SYM(p_addr2line, "PyCode_Addr2Line") || !SYM(gs_py_utf8, "PyUnicode_AsUTF8AndSize") ||
+        !SYM(gs_py_initialized, "Py_IsInitialized") || !SYM(gs_py_finalizing, "_Py_IsFinalizing") ||
+        !SYM(gs_py_pending, "Py_AddPendingCall") || !SYM(p_import, "PyImport_ImportModule") ||
+        !SYM(gs_py_getattr, "PyObject_GetAttrString") || !SYM(p_list_append, "PyList_Append") ||
+        !SYM(p_cfunc_new, "PyCFunction_NewEx") || !SYM(gs_py_dict_get, "PyDict_GetItemString") ||
         !SYM(p_as_long, "PyLong_AsLong") || !SYM(p_str_eq, "PyUnicode_CompareWithASCIIString") ||
-        !SYM(p_dealloc, "_Py_Dealloc") || !SYM(p_none, "_Py_NoneStruct") ||
-        !SYM(p_call1, "PyObject_CallOneArg") || !SYM(p_err_clear, "PyErr_Clear")) {
+        !SYM(gs_py_dealloc, "_Py_Dealloc") || !SYM(p_none, "_Py_NoneStruct") ||
+        !SYM(gs_py_call1, "PyObject_CallOneArg") || !SYM(gs_py_err_clear, "PyErr_Clear")) {
         gs_log("Python: an interpreter function is missing; native stacks only");
         return;
     }

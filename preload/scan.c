@@ -314,14 +314,7 @@ static void pool_visit(uintptr_t w, uint8_t mode)
 {
     if (!pool || !pool->nblk)
         return;
-    size_t a = 0, b = pool->nblk;
-    while (a < b) {
-        size_t m = (a + b) / 2;
-        if (pool->blk[m].addr <= w)
-            a = m + 1;
-        else
-            b = m;
-    }
+    size_t a = gs_keyed_upto(pool->blk, pool->nblk, sizeof *pool->blk, w);
     if (!a)
         return;
     struct gs_pool_blk *pb = &pool->blk[a - 1];
@@ -448,15 +441,8 @@ static int is_segment(const struct gs_block *b)
         return 1;
     if (!pool)
         return 0;
-    size_t a = 0, n = pool->nseg;
-    while (a < n) {
-        size_t m = (a + n) / 2;
-        if (pool->seg[m].addr < b->addr)
-            a = m + 1;
-        else
-            n = m;
-    }
-    return a < pool->nseg && pool->seg[a].addr == b->addr;
+    size_t a = gs_keyed_upto(pool->seg, pool->nseg, sizeof *pool->seg, b->addr);
+    return a && pool->seg[a - 1].addr == b->addr;
 }
 
 static int prepass(struct scan *s, struct gs_range **heap, size_t *nheap, size_t *heap_cap)

@@ -15,8 +15,10 @@
  *   options.c  options from the environment (options.def)
  *   mem.c      the shim's own memory, straight from mmap
  *   scan.c     the leak scan (with stop.c: stopping threads, roots.c: roots)
- *   python.c   Python frames, optimizer steps, GC pauses
- *   torch.c    PyTorch-aware mode (caching-allocator snapshots, weak metadata)
+ *   python.c   Python frames, optimizer steps, GC pauses; finds the CPython
+ *              functions it shares with torch.c (pyapi.h)
+ *   torch.c    PyTorch-aware mode (caching-allocator snapshots, weak metadata,
+ *              unscanned tensor storage)
  *   elfsym.c   symbols of loaded modules, read in memory
  *   cuda_hooks.c, bridge.c  CUDA allocation calls, and CUPTI's way in
  *
@@ -345,6 +347,21 @@ uint32_t gs_py_code_new(const char *file, size_t flen, const char *fn, size_t fn
 
 /* ---- PyTorch-aware mode (torch.c) ---- */
 struct gs_pool_seg { uint64_t addr, size; };
+/* Sorted records whose first member is a uint64_t key (pool segments and
+ * blocks, torch.c's code ranges; torch.c's sort_by_key sorts them): how
+ * many have a key <= k, so the record that may hold k is [result - 1]. */
+static inline size_t gs_keyed_upto(const void *v, size_t n, size_t stride, uint64_t k)
+{
+    size_t a = 0, b = n;
+    while (a < b) {
+        size_t m = (a + b) / 2;
+        if (*(const uint64_t *)(const void *)((const char *)v + m * stride) <= k)
+            a = m + 1;
+        else
+            b = m;
+    }
+    return a;
+}
 struct gs_pool_blk {
     uint64_t addr, size;
     uint32_t stack;

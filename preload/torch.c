@@ -72,29 +72,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "pyapi.h"
 #include "shim.h"
 
-/* ---- the interpreter's functions (found at run time) ---- */
+/* ---- the interpreter's functions (found at run time; the ones python.c
+ * also calls are its, pyapi.h) ---- */
 
 static PyObject *(*p_modules)(void);
-static PyObject *(*p_dict_get)(PyObject *, const char *);
-static PyObject *(*p_getattr)(PyObject *, const char *);
 static PyObject *(*p_call0)(PyObject *);
-static PyObject *(*p_call1)(PyObject *, PyObject *);
 static PyObject *(*p_str)(const char *);
 static int (*p_truth)(PyObject *);
 static Py_ssize_t (*p_seq_len)(PyObject *);
 static PyObject *(*p_seq_get)(PyObject *, Py_ssize_t);
 static unsigned long long (*p_as_u64)(PyObject *);
 static double (*p_as_double)(PyObject *);
-static const char *(*p_utf8)(PyObject *, Py_ssize_t *);
-static void (*p_err_clear)(void);
 static int (*p_gil_ensure)(void);
 static void (*p_gil_release)(int);
-static int (*p_initialized)(void);
-static int (*p_finalizing)(void);
-static int (*p_pending)(int (*)(void *), void *);
-static void (*p_dealloc)(PyObject *);
 static PyObject *p_true;
 
 static int torch_on;              /* functions found, option on */
@@ -107,7 +100,7 @@ static uint64_t snap_seq;
 static void decref(PyObject *o)
 {
     if (o && --o->ob_refcnt == 0)
-        p_dealloc(o);
+        gs_py_dealloc(o);
 }
 
 #define SYM(var, name) (var = (__typeof__(var))dlsym(RTLD_DEFAULT, name))
@@ -116,16 +109,13 @@ void gs_torch_init(void)
 {
     if (!gs_opt.torch || !gs_py_active())
         return;
-    if (!SYM(p_modules, "PyImport_GetModuleDict") || !SYM(p_dict_get, "PyDict_GetItemString") ||
-        !SYM(p_getattr, "PyObject_GetAttrString") || !SYM(p_call0, "PyObject_CallNoArgs") ||
-        !SYM(p_call1, "PyObject_CallOneArg") || !SYM(p_str, "PyUnicode_FromString") ||
-        !SYM(p_truth, "PyObject_IsTrue") || !SYM(p_seq_len, "PySequence_Size") ||
-        !SYM(p_seq_get, "PySequence_GetItem") || !SYM(p_as_u64, "PyLong_AsUnsignedLongLongMask") ||
-        !SYM(p_as_double, "PyFloat_AsDouble") || !SYM(p_utf8, "PyUnicode_AsUTF8AndSize") ||
-        !SYM(p_err_clear, "PyErr_Clear") || !SYM(p_gil_ensure, "PyGILState_Ensure") ||
-        !SYM(p_gil_release, "PyGILState_Release") || !SYM(p_initialized, "Py_IsInitialized") ||
-        !SYM(p_finalizing, "_Py_IsFinalizing") || !SYM(p_pending, "Py_AddPendingCall") ||
-        !SYM(p_dealloc, "_Py_Dealloc") || !SYM(p_true, "_Py_TrueStruct"))
+    /* The functions python.c shares (pyapi.h) are found: Python mode is on. */
+    if (!SYM(p_modules, "PyImport_GetModuleDict") || !SYM(p_call0, "PyObject_CallNoArgs") ||
+        !SYM(p_str, "PyUnicode_FromString") || !SYM(p_truth, "PyObject_IsTrue") ||
+        !SYM(p_seq_len, "PySequence_Size") || !SYM(p_seq_get, "PySequence_GetItem") ||
+        !SYM(p_as_u64, "PyLong_AsUnsignedLongLongMask") || !SYM(p_as_double, "PyFloat_AsDouble") ||
+        !SYM(p_gil_ensure, "PyGILState_Ensure") || !SYM(p_gil_release, "PyGILState_Release") ||
+        !SYM(p_true, "_Py_TrueStruct"))
         return;
     torch_on = 1;
 }
@@ -156,8 +146,8 @@ void gs_torch_note_device(void)
     if (!torch_on || atomic_load_explicit(&torch_wanted, memory_order_relaxed) ||
         atomic_exchange(&torch_wanted, 1))
         return;
-    if (p_initialized() && !p_finalizing())
-        p_pending(history_cb, NULL);
+    if (gs_py_initialized() && !gs_py_finalizing())
+        gs_py_pending(history_cb, NULL);
 }
 
 /* ---- weak and data code ranges ---- */
@@ -292,18 +282,13 @@ static void sort_by_key(void *base, size_t n, size_t size)
             }
 }
 
+/* ip is a return address: it points just past the call, so ip - 1 is the
+ * caller's. */
 static int in_ranges(const struct ranges *r, uint64_t ip)
 {
-    size_t lo = 0, hi = r->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (r->v[mid].lo <= ip)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    /* return addresses point just past the call: ip - 1 is in the caller */
-    return lo && ip - 1 >= r->v[lo - 1].lo && ip - 1 < r->v[lo - 1].hi;
+    _Static_assert(offsetof(struct range, lo) == 0 && sizeof(uintptr_t) == 8, "keyed by lo");
+    size_t i = gs_keyed_upto(r->v, r->n, sizeof *r->v, ip - 1);
+    return i && ip - 1 < r->v[i - 1].hi;
 }
 
 static uint8_t bits_of(uint64_t ip)
@@ -346,7 +331,7 @@ static PyObject *dget(PyObject *d, const char *k)
 {
     if (!d || !(Py_TYPE(d)->tp_flags & Py_TPFLAGS_DICT_SUBCLASS))
         return NULL;
-    return p_dict_get(d, k); /* borrowed */
+    return gs_py_dict_get(d, k); /* borrowed */
 }
 
 static uint64_t u64_of(PyObject *o)
@@ -360,16 +345,16 @@ static uint64_t u64_of(PyObject *o)
         double d = p_as_double(o);
         v = d > 0 ? (uint64_t)d : 0;
     }
-    p_err_clear();
+    gs_py_err_clear();
     return v;
 }
 
 static int str_is(PyObject *o, const char *s)
 {
     Py_ssize_t n = 0;
-    const char *b = o && (Py_TYPE(o)->tp_flags & Py_TPFLAGS_UNICODE_SUBCLASS) ? p_utf8(o, &n) : NULL;
+    const char *b = o && (Py_TYPE(o)->tp_flags & Py_TPFLAGS_UNICODE_SUBCLASS) ? gs_py_utf8(o, &n) : NULL;
     if (!b) {
-        p_err_clear();
+        gs_py_err_clear();
         return 0;
     }
     return (size_t)n == strlen(s) && !memcmp(b, s, (size_t)n);
@@ -379,16 +364,16 @@ static int str_is(PyObject *o, const char *s)
 static PyObject *torch_cuda(void)
 {
     PyObject *mods = p_modules();
-    PyObject *torch = mods ? p_dict_get(mods, "torch") : NULL;
+    PyObject *torch = mods ? gs_py_dict_get(mods, "torch") : NULL;
     if (!torch)
         return NULL;
-    PyObject *cuda = p_getattr(torch, "cuda");
-    PyObject *init = cuda ? p_getattr(cuda, "is_initialized") : NULL;
+    PyObject *cuda = gs_py_getattr(torch, "cuda");
+    PyObject *init = cuda ? gs_py_getattr(cuda, "is_initialized") : NULL;
     PyObject *r = init ? p_call0(init) : NULL;
     int yes = r && p_truth(r) == 1;
     decref(r);
     decref(init);
-    p_err_clear();
+    gs_py_err_clear();
     if (!yes) {
         decref(cuda);
         return NULL;
@@ -402,22 +387,22 @@ static void history_start(PyObject *cuda)
 {
     if (!gs_opt.torch_history || atomic_exchange(&history_on, 1))
         return;
-    PyObject *mem = p_getattr(cuda, "memory");
-    PyObject *rec = mem ? p_getattr(mem, "_record_memory_history") : NULL;
+    PyObject *mem = gs_py_getattr(cuda, "memory");
+    PyObject *rec = mem ? gs_py_getattr(mem, "_record_memory_history") : NULL;
     PyObject *r = NULL;
     if (rec) {
         PyObject *all = p_str("all");
-        r = all ? p_call1(rec, all) : NULL;
+        r = all ? gs_py_call1(rec, all) : NULL;
         decref(all);
         if (!r) {
-            p_err_clear();
-            r = p_call1(rec, p_true);
+            gs_py_err_clear();
+            r = gs_py_call1(rec, p_true);
         }
     }
     decref(r);
     decref(rec);
     decref(mem);
-    p_err_clear();
+    gs_py_err_clear();
 }
 
 /* ---- code ids and stacks for PyTorch's frames ---- */
@@ -461,7 +446,7 @@ static uint32_t frames_stack(PyObject *frames)
         return 0;
     Py_ssize_t n = p_seq_len(frames);
     if (n <= 0) {
-        p_err_clear();
+        gs_py_err_clear();
         return 0;
     }
     uintptr_t ips[GS_MAX_DEPTH];
@@ -470,9 +455,9 @@ static uint32_t frames_stack(PyObject *frames)
         PyObject *f = p_seq_get(frames, i);
         PyObject *file = dget(f, "filename"), *name = dget(f, "name"), *line = dget(f, "line");
         Py_ssize_t fl = 0, nl = 0;
-        const char *fs = file ? p_utf8(file, &fl) : NULL;
-        const char *ns = name ? p_utf8(name, &nl) : NULL;
-        p_err_clear();
+        const char *fs = file ? gs_py_utf8(file, &fl) : NULL;
+        const char *ns = name ? gs_py_utf8(name, &nl) : NULL;
+        gs_py_err_clear();
         if (fs && ns) {
             int saved = gs_tls.in_hook;
             gs_tls.in_hook = 1;
@@ -501,7 +486,7 @@ static uint32_t block_stack(PyObject *blk)
     PyObject *hist = dget(blk, "history");
     Py_ssize_t n = hist ? p_seq_len(hist) : 0;
     if (n <= 0) {
-        p_err_clear();
+        gs_py_err_clear();
         return 0;
     }
     PyObject *last = p_seq_get(hist, n - 1);
@@ -596,7 +581,7 @@ static void walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct 
             }
             decref(blk);
         }
-        p_err_clear();
+        gs_py_err_clear();
         decref(seg);
     }
     /* device_traces: one list per device */
@@ -619,31 +604,31 @@ static void walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct 
             }
             decref(ev);
         }
-        p_err_clear();
+        gs_py_err_clear();
         decref(evs);
     }
-    p_err_clear();
+    gs_py_err_clear();
 }
 
 /* GIL held, recursion flag clear. Takes a snapshot when torch.cuda is in
  * use: writes it and fills `view`. Returns 1 when it did. */
 static int snapshot(unsigned why)
 {
-    if (!torch_on || !gs_tracing() || p_finalizing())
+    if (!torch_on || !gs_tracing() || gs_py_finalizing())
         return 0;
     PyObject *cuda = torch_cuda();
     if (!cuda)
         return 0;
     atomic_store(&torch_active, 1);
     history_start(cuda);
-    PyObject *mem = p_getattr(cuda, "memory");
-    PyObject *fn = mem ? p_getattr(mem, "_snapshot") : NULL;
+    PyObject *mem = gs_py_getattr(cuda, "memory");
+    PyObject *fn = mem ? gs_py_getattr(mem, "_snapshot") : NULL;
     PyObject *snap = fn ? p_call0(fn) : NULL;
     decref(fn);
     decref(mem);
     decref(cuda);
     if (!snap) {
-        p_err_clear();
+        gs_py_err_clear();
         return 0;
     }
     /* torch 2.x: {"segments": [...], "device_traces": [[...], ...]};
@@ -671,7 +656,7 @@ static int snapshot(unsigned why)
 /* torch uses CUDA here and the interpreter can run a call now. */
 static int torch_usable(void)
 {
-    return torch_on && atomic_load(&torch_active) && p_initialized() && !p_finalizing();
+    return torch_on && atomic_load(&torch_active) && gs_py_initialized() && !gs_py_finalizing();
 }
 
 /* GIL held, flag clear: snapshot, then the scan with its view. */
@@ -700,7 +685,7 @@ int gs_torch_route_scan(int trigger)
         return 0;
     if (atomic_exchange(&pending_scan, 1))
         return 1;
-    if (p_pending(pending_scan_cb, (void *)(intptr_t)trigger) != 0) {
+    if (gs_py_pending(pending_scan_cb, (void *)(intptr_t)trigger) != 0) {
         atomic_store(&pending_scan, 0);
         return 0;
     }
@@ -735,7 +720,7 @@ void gs_torch_at_exit(void)
 /* Taken on demand: gcspy_pool_snapshot() (include/gcspy.h). */
 __attribute__((visibility("default"))) int gcspy_pool_snapshot(void)
 {
-    if (!torch_on || gs_tls.in_hook || !p_initialized() || p_finalizing())
+    if (!torch_on || gs_tls.in_hook || !gs_py_initialized() || gs_py_finalizing())
         return -1;
     int g = p_gil_ensure();
     int rc = snapshot(GS_POOL_WHY_API) ? 0 : -1;

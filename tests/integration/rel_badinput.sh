@@ -49,16 +49,10 @@ T=$GS_T
 # it (its records must be printed), and what the message must say.
 gs_py - "$T" <<'PY' >"$T/cases" || { echo "mutations failed"; exit 1; }
 import struct, sys, zlib
+sys.path.insert(0, 'tests/support')
+from trace_bytes import crc32c, plain
 T = sys.argv[1]
 d = open(T + '/full.trace', 'rb').read()
-
-def crc32c(b):
-    crc = 0xffffffff
-    for x in b:
-        crc ^= x
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82f63b78 & -(crc & 1))
-    return crc ^ 0xffffffff
 
 def chunks(d):
     off, out = 32, []
@@ -107,12 +101,6 @@ b = bytearray(d); b[c1 + 24:c1 + 24 + cl1] = bytes((i * 37) & 0xff for i in rang
 case('bad-zstd', b, c1, 'chunk 1: bad zstd data', 1)
 
 # uncompressed traces (file flags 0): record-level damage, byte by byte
-def plain(payloads):
-    out = bytearray(b'GCSPYTRC' + struct.pack('<HHIQQ', 1, 0, 32, 0, 0))
-    for seq, p in enumerate(payloads):
-        h = struct.pack('<5I', 0x4B435347, seq, len(p), len(p), crc32c(p))
-        out += h + struct.pack('<I', crc32c(h)) + p
-    return out
 def rec_len(t, body):
     return bytes([t, len(body)]) + body
 # TIMEBASE 0; PROCESS_START (pid 5, empty strings); THREAD_START 1
@@ -171,14 +159,9 @@ echo "framing: $(wc -l <"$T/cases") damaged traces checked"
 # not taken from the generator: PROCESS_START, THREAD_START 1, STACK 1,
 # ALLOC 0x1000, then a FREE of 0x9000 at a payload offset computed below.
 gs_py - "$T/sem" <<'PY' >>"$T/sem/cases" || fail "plain semantic trace"
-import struct, sys
-def crc32c(b):
-    crc = 0xffffffff
-    for x in b:
-        crc ^= x
-        for _ in range(8):
-            crc = (crc >> 1) ^ (0x82f63b78 & -(crc & 1))
-    return crc ^ 0xffffffff
+import sys
+sys.path.insert(0, 'tests/support')
+from trace_bytes import plain
 def u(v):
     out = bytearray()
     while True:
@@ -200,9 +183,7 @@ payload += bytes([0x02]) + u(10) + u(1) + s(0x1000) + u(64) + u(1)      # a = 0x
 at = len(payload)
 payload += bytes([0x03]) + u(5) + s(0x9000 - 0x1000)                    # FREE 0x9000
 payload += lengthed(0x21, u(20) + s(0) + u(0)) + lengthed(0x2f, u(30) + u(1) + u(0) + u(64) + u(1) + u(64))
-hdr = b'GCSPYTRC' + struct.pack('<HHIQQ', 1, 0, 32, 0, 0)
-ch = struct.pack('<5I', 0x4B435347, 0, len(payload), len(payload), crc32c(payload))
-open(sys.argv[1] + '/plain-free-unknown.trace', 'wb').write(hdr + ch + struct.pack('<I', crc32c(ch)) + payload)
+open(sys.argv[1] + '/plain-free-unknown.trace', 'wb').write(plain([payload]))
 print('plain-free-unknown 2 32 0 %d FREE of 0x9000 that is not live' % at)
 PY
 malformed=0 valid=0

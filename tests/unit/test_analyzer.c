@@ -117,6 +117,15 @@ static void proc_start(struct gs_tb *tb, uint64_t pid)
                                                   .version = "0.1.0" });
 }
 
+/* A trace builder that has started process 3 and its thread 1. */
+static struct gs_tb *tb_one_thread(void)
+{
+    struct gs_tb *tb = gs_tb_new();
+    proc_start(tb, 3);
+    gs_tb_thread_start(tb, 1, 3, 0);
+    return tb;
+}
+
 static const struct gs_leak *find_leak(const struct gs_result *r, int cls, uint32_t stack)
 {
     for (uint32_t i = 0; i < r->nleaks; i++)
@@ -468,9 +477,7 @@ Test(validate, a_valid_trace_has_no_problem)
 
 Test(validate, the_first_problem_is_named_at_its_record_and_all_are_counted)
 {
-    struct gs_tb *tb = gs_tb_new();
-    proc_start(tb, 3);
-    gs_tb_thread_start(tb, 1, 3, 0);
+    struct gs_tb *tb = tb_one_thread();
     gs_tb_stack(tb, 1, 0, 0x400100);
     gs_tb_alloc(tb, 1, 1, 0x1000, 10, 1);
     gs_tb_flush_chunk(tb);
@@ -495,9 +502,7 @@ Test(validate, the_first_problem_is_named_at_its_record_and_all_are_counted)
 
 Test(validate, impossible_blocks_are_named_and_left_out)
 {
-    struct gs_tb *tb = gs_tb_new();
-    proc_start(tb, 3);
-    gs_tb_thread_start(tb, 1, 3, 0);
+    struct gs_tb *tb = tb_one_thread();
     gs_tb_alloc(tb, 1, 1, 0x1000, 10, 0);
     gs_tb_alloc(tb, 2, 1, 0x2000, 1ull << 63, 0);
     char at[128], want[256];
@@ -517,9 +522,7 @@ Test(validate, impossible_blocks_are_named_and_left_out)
 
 Test(validate, a_cut_is_incomplete_a_corruption_is_malformed)
 {
-    struct gs_tb *tb = gs_tb_new();
-    proc_start(tb, 3);
-    gs_tb_thread_start(tb, 1, 3, 0);
+    struct gs_tb *tb = tb_one_thread();
     gs_tb_alloc(tb, 1, 1, 0x1000, 10, 0);
     gs_tb_flush_chunk(tb);
     for (uint64_t i = 0; i < 100; i++)

@@ -725,22 +725,40 @@ Test(core, options_reach_the_process_record)
     cr_assert_eq(p->u.proc.unwinder, GS_UNWIND_LIBUNWIND);
 }
 
+/* stderr sent to a file in the test directory, between these two calls. */
+struct captured {
+    char path[128];
+    int fd, saved;
+};
+
+static void stderr_capture(struct captured *c)
+{
+    snprintf(c->path, sizeof c->path, "%s/stderr", dir);
+    c->fd = open(c->path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    cr_assert_geq(c->fd, 0);
+    c->saved = dup(2);
+    dup2(c->fd, 2);
+}
+
+/* Restores stderr; what was written is in buf (NUL-ended); returns its length. */
+static ssize_t stderr_release(struct captured *c, char *buf, size_t len)
+{
+    dup2(c->saved, 2);
+    close(c->saved);
+    ssize_t n = pread(c->fd, buf, len - 1, 0);
+    close(c->fd);
+    unlink(c->path);
+    buf[n > 0 ? n : 0] = 0;
+    return n;
+}
+
 /* Runs gs_core_early_init with stderr captured into buf. */
 static int early_init_captured(char *buf, size_t len)
 {
-    char p[128];
-    snprintf(p, sizeof p, "%s/stderr", dir);
-    int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    cr_assert_geq(fd, 0);
-    int saved = dup(2);
-    dup2(fd, 2);
+    struct captured c;
+    stderr_capture(&c);
     int rc = gs_core_early_init(envp);
-    dup2(saved, 2);
-    close(saved);
-    ssize_t n = pread(fd, buf, len - 1, 0);
-    close(fd);
-    unlink(p);
-    buf[n > 0 ? n : 0] = 0;
+    stderr_release(&c, buf, len);
     return rc;
 }
 
@@ -1024,24 +1042,16 @@ Test(core, compression_failure_ends_the_trace_with_stopped)
     gs_on_alloc(0x20000, 200, 0, GS_MEM_HOST, GS_FN_MALLOC);
     gs_on_free(0x10000);
 
-    char p[128];
-    snprintf(p, sizeof p, "%s/stderr", dir);
-    int fd = open(p, O_RDWR | O_CREAT | O_TRUNC, 0600);
-    cr_assert_geq(fd, 0);
-    int saved = dup(2);
-    dup2(fd, 2);
+    struct captured c;
+    stderr_capture(&c);
     gs_opt.quiet = 0;
     fail_compress = 1;
     gs_writer_flush(); /* this round's chunk cannot be made */
     cr_assert_not(gs_tracing(), "tracing goes on after a failed compression");
     /* the writer thread ends the trace; closing joins it */
     cr_assert_eq(gs_writer_close(NULL, 0), -1);
-    dup2(saved, 2);
-    close(saved);
     char err[512];
-    ssize_t n = pread(fd, err, sizeof err - 1, 0);
-    close(fd);
-    err[n > 0 ? n : 0] = 0;
+    ssize_t n = stderr_release(&c, err, sizeof err);
     const char *want = "compressing a chunk: zstd error: Allocation error : not enough memory";
     char line[512];
     snprintf(line, sizeof line, "gcspy: %s (", want);
@@ -1052,6 +1062,7 @@ Test(core, compression_failure_ends_the_trace_with_stopped)
 
     /* chunk 0, then nothing of the lost chunk (later records could need
      * what it held), then STOPPED naming the failure, then nothing */
+    char p[128];
     snprintf(p, sizeof p, "%s/zfail.trace", dir);
     struct trace t = read_trace(p);
     cr_assert_not(t.complete);
