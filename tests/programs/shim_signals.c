@@ -4,9 +4,13 @@
  * does malloc(200) + malloc(300) and frees both. Meanwhile the main thread
  * loops malloc(33)/free and a second thread loops malloc(34)/free, 60,000
  * pairs each, and on in steps of 1,000 until the handler has run 50 times
- * (the trace stays small however loaded the machine). Then the timer stops
- * (and SIGALRM is blocked) and the program prints "main N worker M
- * handler H" (pairs done, handler runs).
+ * (the trace stays small however loaded the machine). Then, the worker
+ * joined, the main thread sleeps until the handler has run 5 more times:
+ * runs that interrupt no hook, so that some handler allocations are tracked
+ * however the signals fell during the loops (the loops spend nearly all
+ * their time in hooks, and once all 87 runs of a CI run landed there).
+ * Then the timer stops (and SIGALRM is blocked) and the program prints
+ * "main N worker M handler H" (pairs done, handler runs).
  *
  * glibc's malloc is not async-signal-safe by itself: a handler that mallocs
  * while its thread holds an arena lock deadlocks without any shim. So both
@@ -113,6 +117,12 @@ int main(void)
     atomic_store(&stop, 1);
     void *r;
     pthread_join(t, &r);
+    long quiet = atomic_load(&handled) + 5;
+    time_t start = time(NULL);
+    while (atomic_load(&handled) < quiet && time(NULL) - start < 20) {
+        struct timespec ms = {0, 1000000};
+        nanosleep(&ms, NULL); /* EINTR when the handler runs: fine */
+    }
     struct itimerval off = {{0, 0}, {0, 0}};
     setitimer(ITIMER_REAL, &off, NULL);
     sigset_t s;
