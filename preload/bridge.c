@@ -13,7 +13,13 @@
 #include <string.h>
 
 #include "gcspy/bridge.h"
-#include "shim.h"
+#include "core.h"
+#include "emit.h"
+#include "modules.h"
+#include "pyframes.h"
+#include "stack.h"
+#include "threads.h"
+#include "torch.h"
 
 #define GS_EXPORT __attribute__((visibility("default")))
 
@@ -73,6 +79,7 @@ GS_EXPORT __attribute__((noinline)) int gcspy_device_alloc(uint64_t addr, uint64
                 gs_thread_get();
             stack = caller_stack();
         }
+        gs_torch_note_kind(kind);
         gs_on_alloc_ex(addr, size, stack, kind, fn, device, stream, dur_ns);
         rc = 1;
     }
@@ -98,7 +105,7 @@ GS_EXPORT void gcspy_pause(uint64_t t0, uint64_t t1, unsigned kind, uint64_t a, 
     if (!gs_tracing() || gs_tls.in_hook)
         return;
     gs_tls.in_hook = 1;
-    gs_record_pause(t0, t1, kind, a, b);
+    gs_emit_pause(t0, t1, kind, a, b);
     gs_leave();
 }
 
@@ -108,6 +115,6 @@ GS_EXPORT void gcspy_device_sample(unsigned device, unsigned kind, uint64_t rese
     if (!gs_tracing() || gs_tls.in_hook)
         return;
     gs_tls.in_hook = 1;
-    gs_record_device_sample(device, kind, reserved, in_use, segments, largest_free);
+    gs_emit_device_sample(device, kind, reserved, in_use, segments, largest_free);
     gs_leave();
 }

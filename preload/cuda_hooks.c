@@ -29,7 +29,12 @@
 #include <link.h>
 #include <string.h>
 
-#include "shim.h"
+#include "core.h"
+#include "elfsym.h"
+#include "emit.h"
+#include "stack.h"
+#include "threads.h"
+#include "torch.h"
 
 #define GS_EXPORT __attribute__((visibility("default")))
 #define GS_SYNC_PAUSE_NS 50000ull /* calls longer than 50 µs are pauses */
@@ -99,7 +104,7 @@ static unsigned driver_device(void)
 static void pause_if_long(uint64_t t0, uint64_t t1, unsigned device)
 {
     if (t1 - t0 >= GS_SYNC_PAUSE_NS)
-        gs_record_pause(t0, t1, GS_PAUSE_CUDA_SYNC, device, 0);
+        gs_emit_pause(t0, t1, GS_PAUSE_CUDA_SYNC, device, 0);
 }
 
 /* Called with in_hook set, after a successful allocation. */
@@ -113,6 +118,7 @@ static void record_alloc(void *frame, uint64_t addr, uint64_t size, unsigned kin
     uintptr_t ips[GS_MAX_DEPTH];
     int n = gs_stack_capture(frame, ips, (int)gs_opt.depth);
     uint32_t stack = gs_stack_intern(ips, n);
+    gs_torch_note_kind(kind);
     gs_on_alloc_ex(addr, size, stack, kind, fn, device, stream, t1 - t0);
     pause_if_long(t0, t1, device);
     errno = e;
@@ -197,8 +203,10 @@ GS_EXPORT cudaError_t cudaMallocFromPoolAsync(void **p, size_t n, cudaMemPool_t 
     errt rc = call;                                                           \
     if (rc == ok)                                                             \
         pause_if_long(t0, gs_now_fine(), device);                             \
-    else if (found)                                                           \
+    else if (found) {                                                         \
+        gs_torch_note_kind(was.kind);                                         \
         gs_on_alloc_ex(was.addr, was.size, was.stack, was.kind, was.fn, 0, 0, 0); \
+    }                                                                         \
     gs_leave();                                                               \
     return rc;
 
@@ -374,8 +382,8 @@ static atomic_uint_fast64_t vmm_reserved, vmm_mapped, vmm_handles;
 
 static void vmm_sample(void)
 {
-    gs_record_device_sample(driver_device(), GS_MEM_VMM, atomic_load(&vmm_reserved),
-                            atomic_load(&vmm_mapped), atomic_load(&vmm_handles), 0);
+    gs_emit_device_sample(driver_device(), GS_MEM_VMM, atomic_load(&vmm_reserved),
+                          atomic_load(&vmm_mapped), atomic_load(&vmm_handles), 0);
 }
 
 GS_EXPORT CUresult cuMemAddressReserve(CUdeviceptr *p, size_t size, size_t align, CUdeviceptr addr,

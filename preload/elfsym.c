@@ -14,7 +14,8 @@
 #include <link.h>
 #include <string.h>
 
-#include "shim.h"
+#include "elfsym.h"
+#include "modules.h"
 
 int gs_elf_dynsyms(const struct dl_phdr_info *info, struct gs_dynsyms *d)
 {

@@ -24,7 +24,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "core.h"
+#include "life.h"
+#include "mem.h"
+#include "stack.h"
+#include "threads.h"
 
 #define GS_EXPORT __attribute__((visibility("default")))
 

@@ -1,5 +1,6 @@
 /*
- * The shim's own memory and its few libc-free utilities.
+ * The shim's own memory, the growable-array helper, and the few libc-free
+ * utilities (mem.h).
  *
  * Everything the shim keeps (tables, buffers, per-thread state) comes from
  * mmap here, never from the allocator it watches: its memory must not show up
@@ -12,12 +13,11 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <string.h>
 
-#include "scan.h"
+#include "mem.h"
 
 /* Registry of gcspy's mappings, so the scanner never takes them for roots
  * (gcspy's tables point at every block: as roots they would hide every
@@ -86,9 +86,22 @@ void gs_pages_free(void *p, size_t bytes)
     }
 }
 
-int gs_raw_gettid(void)
+int gs_grow(void **v, size_t *cap, size_t need, size_t elem, size_t first)
 {
-    return (int)syscall(SYS_gettid);
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : first;
+    while (c < need)
+        c *= 2;
+    void *n = gs_pages_alloc(c * elem);
+    if (!n)
+        return -1;
+    if (*cap)
+        memcpy(n, *v, *cap * elem);
+    gs_pages_free(*v, *cap * elem);
+    *v = n;
+    *cap = c;
+    return 0;
 }
 
 static char *put_num(char *o, char *end, unsigned long long v, unsigned base, int neg)

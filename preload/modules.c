@@ -12,8 +12,10 @@
  * unchanged map cost one callback.
  *
  * Locking: the callback runs under the loader's lock; inside it we take
- * mod_lock, then the meta stream lock (loader → mod → meta). Nobody takes the
- * loader lock while holding mod_lock or meta.
+ * mod_lock, then the records (emit.c) take the meta stream lock (loader →
+ * mod → meta). Nobody takes the loader lock while holding mod_lock or meta.
+ * Seeing libcuda.so in the map sets gs_cuda_loaded, which the writer's tick
+ * reads to attach CUPTI (cupti_load.c).
  */
 #define _GNU_SOURCE
 #include <elf.h>
@@ -21,7 +23,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim.h"
+#include "emit.h"
+#include "mem.h"
+#include "modules.h"
 
 #define GS_MAX_MODULES 8192
 
@@ -33,6 +37,7 @@ struct module {
 };
 
 uintptr_t gs_self_lo, gs_self_hi, gs_self_data_lo, gs_self_data_hi;
+atomic_int gs_cuda_loaded;
 
 static struct module *mods;
 static int nmods;
@@ -84,29 +89,7 @@ static int emit_module(const struct dl_phdr_info *info, uint32_t id)
     size_t blen = build_id(info, &bid);
     if (blen > 64)
         blen = 64;
-    uint8_t *p = gs_stream_reserve(&gs_meta, 64 + nlen + blen + 32 * (size_t)info->dlpi_phnum);
-    if (!p)
-        return -1;
-    uint8_t *b = gs_rec_open(p, GS_REC_MODULE);
-    uint8_t *e = gs_put_u(b, id);
-    e = gs_put_u(e, gs_now());
-    e = gs_put_u(e, info->dlpi_addr);
-    e = gs_put_bytes(e, name, nlen);
-    e = gs_put_bytes(e, bid, blen);
-    int nseg = 0;
-    for (int i = 0; i < info->dlpi_phnum; i++)
-        nseg += info->dlpi_phdr[i].p_type == PT_LOAD;
-    e = gs_put_u(e, (uint64_t)nseg);
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        e = gs_put_u(e, ph->p_vaddr);
-        e = gs_put_u(e, ph->p_memsz);
-        e = gs_put_u(e, ph->p_flags);
-    }
-    gs_stream_commit(&gs_meta, gs_rec_close(b, e));
-    return 0;
+    return gs_emit_module(info, id, name, nlen, bid, blen);
 }
 
 static uintptr_t first_vaddr(const struct dl_phdr_info *info)
@@ -167,9 +150,7 @@ static int sync_cb(struct dl_phdr_info *info, size_t size, void *arg)
         mods[nmods] = (struct module){info->dlpi_addr, fv, next_id++, c->gen};
         nmods++;
         note_self(info);
-        gs_spin_lock(&gs_meta.lock);
         emit_module(info, mods[nmods - 1].id);
-        gs_spin_unlock(&gs_meta.lock);
     }
     gs_spin_unlock(&mod_lock);
     return 0;
@@ -196,14 +177,7 @@ void gs_modules_sync(void)
                 i++;
                 continue;
             }
-            gs_spin_lock(&gs_meta.lock);
-            uint8_t *p = gs_stream_reserve(&gs_meta, 32);
-            if (p) {
-                uint8_t *b = gs_rec_open(p, GS_REC_MODULE_UNLOAD);
-                uint8_t *e = gs_put_u(gs_put_u(b, mods[i].id), gs_now());
-                gs_stream_commit(&gs_meta, gs_rec_close(b, e));
-            }
-            gs_spin_unlock(&gs_meta.lock);
+            gs_emit_module_unload(mods[i].id);
             mods[i] = mods[--nmods];
         }
         gs_spin_unlock(&mod_lock);
@@ -218,10 +192,8 @@ static int reemit_cb(struct dl_phdr_info *info, size_t size, void *arg)
     uintptr_t fv = first_vaddr(info);
     for (int i = 0; i < nmods; i++)
         if (mods[i].base == info->dlpi_addr && mods[i].first_vaddr == fv) {
-            gs_spin_lock(&gs_meta.lock);
             if (emit_module(info, mods[i].id) == 0)
                 mods[i].gen = g;
-            gs_spin_unlock(&gs_meta.lock);
         }
     return 0;
 }

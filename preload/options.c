@@ -1,10 +1,12 @@
 /*
  * The shim's options, parsed from the environment as the kernel passed it.
  *
- * The table is options.def (one X-macro list for the struct, this parser and
- * the CLI's help). Parsing runs on the first hook call, possibly before libc
- * has finished initialising, so it reads the environment array itself and
- * never allocates: string options point into the environment block.
+ * The table is options.def (one X-macro list for the struct in shim.h, this
+ * parser and the CLI's help). The struct itself, gs_opt, is defined in
+ * state.c: mem.c's logging, which this parser calls, reads it too. Parsing
+ * runs on the first hook call, possibly before libc has finished
+ * initialising, so it reads the environment array itself and never
+ * allocates: string options point into the environment block.
  * Options are ignored in setuid/setgid processes (the loader drops LD_PRELOAD
  * there anyway; this covers a shim loaded some other way).
  */
@@ -12,9 +14,8 @@
 #include <string.h>
 #include <sys/auxv.h>
 
-#include "shim.h"
-
-struct gs_options gs_opt;
+#include "mem.h"
+#include "options.h"
 
 static int parse_int(const char *s, uint64_t *out)
 {
@@ -53,7 +54,7 @@ static int parse_UNWIND(const char *s, int *out)
     return -1;
 }
 
-static const char *env_get(char **envp, const char *name)
+const char *gs_env_get(char **envp, const char *name)
 {
     size_t n = strlen(name);
     for (char **e = envp; e && *e; e++)
@@ -68,11 +69,11 @@ void gs_options_load(char **envp)
     int secure = getauxval(AT_SECURE) != 0;
     /* Quiet first: it silences the warnings about the other options. */
     parse_BOOL("0", &gs_opt.quiet);
-    if (!secure && (v = env_get(envp, "GCSPY_QUIET")))
+    if (!secure && (v = gs_env_get(envp, "GCSPY_QUIET")))
         parse_BOOL(v, &gs_opt.quiet);
 #define GS_OPT(field, env, type, def, help)                                   \
     parse_##type(def, &gs_opt.field);                                         \
-    if (!secure && (v = env_get(envp, env)) && parse_##type(v, &gs_opt.field)) { \
+    if (!secure && (v = gs_env_get(envp, env)) && parse_##type(v, &gs_opt.field)) { \
         parse_##type(def, &gs_opt.field);                                     \
         gs_log("ignoring %s=%s: not a valid value (default %s)", env, v, def); \
     }

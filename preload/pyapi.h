@@ -1,13 +1,17 @@
 /*
- * The CPython C-API functions that both python.c and torch.c call. gcspy is
- * never linked against libpython (a program that is not Python must load
- * it unchanged), so python.c finds them with dlsym when it starts Python
- * mode, and torch.c, which runs only once Python mode is on
- * (gs_py_active()), uses the same pointers instead of resolving its own.
- * Include after <Python.h>.
+ * The CPython C-API functions that pyframes.c, python.c and torch.c share
+ * (pyapi.c). gcspy is never linked against libpython (a program that is not
+ * Python must load it unchanged), so they are found with dlsym when Python
+ * mode starts (python.c's gs_py_init), and the files that run only once
+ * Python mode is on (gs_py_active()) use these pointers instead of
+ * resolving their own. Include after <Python.h>.
  */
 #ifndef GCSPY_PYAPI_H
 #define GCSPY_PYAPI_H
+
+#include <dlfcn.h>
+
+#include "shim.h"
 
 extern const char *(*gs_py_utf8)(PyObject *, Py_ssize_t *);
 extern int (*gs_py_initialized)(void);
@@ -19,4 +23,17 @@ extern void (*gs_py_dealloc)(PyObject *);
 extern PyObject *(*gs_py_call1)(PyObject *, PyObject *);
 extern void (*gs_py_err_clear)(void);
 
-#endif
+/* Finds the functions above: 0, or -1 when one is missing. */
+int gs_pyapi_resolve(void);
+
+/* One interpreter function into var, by name; true when found. */
+#define GS_PY_SYM(var, name) (var = (__typeof__(var))dlsym(RTLD_DEFAULT, name))
+
+/* Py_DECREF without the symbol it would link against. */
+static inline void gs_py_decref(PyObject *o)
+{
+    if (o && --o->ob_refcnt == 0)
+        gs_py_dealloc(o);
+}
+
+#endif /* GCSPY_PYAPI_H */

@@ -36,7 +36,7 @@
  *    of gcspy's own threads, and the stacks glibc caches for reuse after
  *    their threads exited.
  * Shared mappings are skipped (memory shared with other processes holds no
- * pointer of ours). Every root range is read with process_vm_readv (scan.c),
+ * pointer of ours). Every root range is read with process_vm_readv (mark.c),
  * so a mapping that went away or ends early cannot fault the scan.
  */
 #define _GNU_SOURCE
@@ -47,12 +47,12 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "scan.h"
+#include "mem.h"
+#include "modules.h"
+#include "roots.h"
 
 #define GS_REGION_SHIFT 16
 #define GS_LARGE_BLOCK (1u << GS_REGION_SHIFT)
-
-uintptr_t gs_own_stack_hint[8];
 
 /* How much of the top of a cached thread stack is scanned: the struct
  * pthread and the static TLS blocks of every module sit there, the size the
@@ -79,18 +79,8 @@ static int push_range(struct gs_range **v, size_t *n, size_t *cap, uintptr_t lo,
 {
     if (lo >= hi)
         return 0;
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 4096;
-        struct gs_range *nv = gs_pages_alloc(ncap * sizeof *nv);
-        if (!nv)
-            return -1;
-        if (*v) {
-            memcpy(nv, *v, *n * sizeof *nv);
-            gs_pages_free(*v, *cap * sizeof *nv);
-        }
-        *v = nv;
-        *cap = ncap;
-    }
+    if (GS_GROW(*v, *cap, *n + 1, 4096))
+        return -1;
     (*v)[(*n)++] = (struct gs_range){lo, hi};
     return 0;
 }
@@ -206,15 +196,8 @@ static int read_maps(struct map **out, size_t *n, size_t *cap)
         return -1;
     }
     for (;;) {
-        if (used + 4096 > blen) {
-            char *nb = gs_pages_alloc(blen * 2);
-            if (!nb)
-                break;
-            memcpy(nb, buf, used);
-            gs_pages_free(buf, blen);
-            buf = nb;
-            blen *= 2;
-        }
+        if (GS_GROW(buf, blen, used + 4096, 1 << 20))
+            break;
         long r = syscall(SYS_read, fd, buf + used, blen - used - 1);
         if (r <= 0)
             break;
@@ -254,18 +237,8 @@ static int read_maps(struct map **out, size_t *n, size_t *cap)
         if (br && !strncmp(br, "[heap]", 6))
             m.brk = 1;
         p = *eol ? eol + 1 : eol;
-        if (*n == *cap) {
-            size_t ncap = *cap ? *cap * 2 : 4096;
-            struct map *nm = gs_pages_alloc(ncap * sizeof *nm);
-            if (!nm)
-                break;
-            if (*out) {
-                memcpy(nm, *out, *n * sizeof *nm);
-                gs_pages_free(*out, *cap * sizeof *nm);
-            }
-            *out = nm;
-            *cap = ncap;
-        }
+        if (GS_GROW(*out, *cap, *n + 1, 4096))
+            break;
         (*out)[(*n)++] = m;
     }
     gs_pages_free(buf, blen);
@@ -327,41 +300,44 @@ static int is_live_stack(const struct map *m, const struct gs_stopped *th, int n
     return 0;
 }
 
-int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
-                     uintptr_t self_sp, int self_is_program, const struct gs_range *heap,
-                     size_t nheap)
-{
-    memset(r, 0, sizeof *r);
-    struct map *maps = NULL;
-    size_t nmaps = 0, mcap = 0;
-    struct gs_range *ex = NULL;
-    size_t nex = 0, xcap = 0;
-    int rc = -1;
-    if (read_maps(&maps, &nmaps, &mcap))
-        goto out;
+/* What a collection works from: the mappings, and the exclusions (sorted
+ * and merged before the last pass). */
+struct collect {
+    struct map *maps;
+    size_t nmaps, mcap;
+    struct gs_range *ex;
+    size_t nex, xcap;
+};
 
-    /* Our own memory, and the heap. */
+static int exclude(struct collect *c, uintptr_t lo, uintptr_t hi)
+{
+    return push_range(&c->ex, &c->nex, &c->xcap, lo, hi);
+}
+
+/* Our own memory, and the heap: the regions of tracked blocks, and the
+ * malloc heaps that hold one. */
+static int exclude_own_and_heap(struct collect *c, const struct gs_range *heap, size_t nheap)
+{
     struct gs_range *own = gs_pages_alloc(65536 * sizeof *own);
     if (!own)
-        goto out;
+        return -1;
     int nown = gs_pages_ranges(own, 65536);
     for (int i = 0; i < nown; i++)
-        if (push_range(&ex, &nex, &xcap, own[i].lo, own[i].hi))
+        if (exclude(c, own[i].lo, own[i].hi))
             break;
     gs_pages_free(own, 65536 * sizeof *own);
-    if (gs_self_data_hi && push_range(&ex, &nex, &xcap, gs_self_data_lo, gs_self_data_hi))
-        goto out;
+    if (gs_self_data_hi && exclude(c, gs_self_data_lo, gs_self_data_hi))
+        return -1;
     for (size_t i = 0; i < nheap; i++)
-        if (push_range(&ex, &nex, &xcap, heap[i].lo, heap[i].hi))
-            goto out;
-    for (size_t i = 0; i < nmaps; i++) {
-        const struct map *m = &maps[i];
+        if (exclude(c, heap[i].lo, heap[i].hi))
+            return -1;
+    for (size_t i = 0; i < c->nmaps; i++) {
+        const struct map *m = &c->maps[i];
         if (m->file || m->perms[0] != 'r' || m->perms[1] != 'w')
             continue;
         if (m->brk) {
-            if (holds_tracked(heap, nheap, m->lo, m->hi) &&
-                push_range(&ex, &nex, &xcap, m->lo, m->hi))
-                goto out;
+            if (holds_tracked(heap, nheap, m->lo, m->hi) && exclude(c, m->lo, m->hi))
+                return -1;
             continue;
         }
         /* Every 64 MiB boundary inside the mapping: the kernel merges an
@@ -369,46 +345,60 @@ int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
         for (uintptr_t a = (m->lo + GS_ARENA_HEAP - 1) & ~(uintptr_t)(GS_ARENA_HEAP - 1);
              a >= m->lo && a < m->hi; a += GS_ARENA_HEAP) {
             uintptr_t end = arena_heap_end(a, m->hi);
-            if (end && holds_tracked(heap, nheap, a, end) &&
-                push_range(&ex, &nex, &xcap, a, end))
-                goto out;
+            if (end && holds_tracked(heap, nheap, a, end) && exclude(c, a, end))
+                return -1;
         }
     }
+    return 0;
+}
 
-    /* Stacks: live part of stopped threads' (and ours), none of gcspy's. */
+/* Stacks: the live part of stopped threads' (and ours) is a root, with the
+ * saved registers; the whole of each stack mapping, and of gcspy's own
+ * threads' stacks, is excluded from the pass over the mappings. */
+static int add_stacks(struct gs_roots *r, struct collect *c, const struct gs_stopped *th,
+                      int nth, uintptr_t self_sp, int self_is_program)
+{
     r->regs_bytes = ((size_t)nth + 1) * GS_NREGS * sizeof(uintptr_t);
     r->regs = gs_pages_alloc(r->regs_bytes);
     if (!r->regs)
-        goto out;
+        return -1;
     for (int i = 0; i < nth; i++) {
         if (atomic_load(&th[i].state) != 1)
             continue;
         memcpy(r->regs + r->nregs, th[i].regs, sizeof th[i].regs);
         r->nregs += GS_NREGS;
-        const struct map *m = map_of(maps, nmaps, th[i].sp);
+        const struct map *m = map_of(c->maps, c->nmaps, th[i].sp);
         if (!m)
             continue;
         uintptr_t lo = th[i].sp - 128 > m->lo ? th[i].sp - 128 : m->lo;
         if (push_range(&r->r, &r->n, &r->cap, lo & ~(uintptr_t)7, m->hi) ||
-            push_range(&ex, &nex, &xcap, m->lo, m->hi))
-            goto out;
+            exclude(c, m->lo, m->hi))
+            return -1;
     }
-    const struct map *sm = map_of(maps, nmaps, self_sp);
+    const struct map *sm = map_of(c->maps, c->nmaps, self_sp);
     if (sm) {
         if (self_is_program &&
             push_range(&r->r, &r->n, &r->cap, self_sp & ~(uintptr_t)7, sm->hi))
-            goto out;
-        if (push_range(&ex, &nex, &xcap, sm->lo, sm->hi))
-            goto out;
+            return -1;
+        if (exclude(c, sm->lo, sm->hi))
+            return -1;
     }
     for (size_t i = 0; i < sizeof gs_own_stack_hint / sizeof gs_own_stack_hint[0]; i++) {
-        const struct map *m = gs_own_stack_hint[i] ? map_of(maps, nmaps, gs_own_stack_hint[i]) : NULL;
-        if (m && push_range(&ex, &nex, &xcap, m->lo, m->hi))
-            goto out;
+        const struct map *m =
+            gs_own_stack_hint[i] ? map_of(c->maps, c->nmaps, gs_own_stack_hint[i]) : NULL;
+        if (m && exclude(c, m->lo, m->hi))
+            return -1;
     }
-    nex = merge_ranges(ex, nex);
+    return 0;
+}
 
-    for (size_t i = 0; i < nmaps; i++) {
+/* Every private writable mapping, less the (sorted, merged) exclusions; of
+ * a cached thread stack only its top. */
+static int add_mappings(struct gs_roots *r, const struct collect *c, const struct gs_stopped *th,
+                        int nth, uintptr_t self_sp)
+{
+    const struct map *maps = c->maps;
+    for (size_t i = 0; i < c->nmaps; i++) {
         const struct map *m = &maps[i];
         if (m->perms[0] != 'r' || m->perms[1] != 'w' || m->perms[3] != 'p' || m->special)
             continue;
@@ -423,17 +413,30 @@ int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
              * which glibc keeps for reuse with their pointers (the DTV). */
             size_t keep = static_tls_size();
             uintptr_t top = m->hi - m->lo > keep ? m->hi - keep : m->lo;
-            if (add_minus(r, top, m->hi, ex, nex))
-                goto out;
+            if (add_minus(r, top, m->hi, c->ex, c->nex))
+                return -1;
             continue;
         }
-        if (add_minus(r, m->lo, m->hi, ex, nex))
-            goto out;
+        if (add_minus(r, m->lo, m->hi, c->ex, c->nex))
+            return -1;
     }
-    rc = 0;
-out:
-    gs_pages_free(maps, mcap * sizeof *maps);
-    gs_pages_free(ex, xcap * sizeof *ex);
+    return 0;
+}
+
+int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
+                     uintptr_t self_sp, int self_is_program, const struct gs_range *heap,
+                     size_t nheap)
+{
+    memset(r, 0, sizeof *r);
+    struct collect c = {0};
+    int rc = -1;
+    if (read_maps(&c.maps, &c.nmaps, &c.mcap) == 0 && exclude_own_and_heap(&c, heap, nheap) == 0 &&
+        add_stacks(r, &c, th, nth, self_sp, self_is_program) == 0) {
+        c.nex = merge_ranges(c.ex, c.nex);
+        rc = add_mappings(r, &c, th, nth, self_sp);
+    }
+    gs_pages_free(c.maps, c.mcap * sizeof *c.maps);
+    gs_pages_free(c.ex, c.xcap * sizeof *c.ex);
     return rc;
 }
 
@@ -444,7 +447,7 @@ void gs_roots_free(struct gs_roots *r)
     memset(r, 0, sizeof *r);
 }
 
-/* Exposed for scan.c, which builds the heap exclusions. */
+/* Exposed for mark.c, which builds the heap exclusions. */
 int gs_range_push(struct gs_range **v, size_t *n, size_t *cap, uintptr_t lo, uintptr_t hi)
 {
     return push_range(v, n, cap, lo, hi);

@@ -10,7 +10,8 @@ HOOKS_OBJ     := $(BUILD)/obj/preload/hooks.o
 # Python frames: struct layouts from CPython 3.11's headers (python3.11-dev);
 # nothing links libpython, its functions are found at run time.
 PY_INC ?= /usr/include/python3.11
-$(BUILD)/obj/preload/python.o $(BUILD)/obj/preload/torch.o: PRELOAD_CFLAGS += -isystem $(PY_INC)
+PY_OBJ := $(patsubst %,$(BUILD)/obj/preload/%.o,pyapi pyframes python torch)
+$(PY_OBJ): PRELOAD_CFLAGS += -isystem $(PY_INC)
 ifeq ($(HAVE_CUDA),1)
 HOOKS_OBJ     += $(BUILD)/obj/preload/cuda_hooks.o
 $(BUILD)/obj/preload/cuda_hooks.o: PRELOAD_CFLAGS += -isystem $(CUDA_HOME)/include

@@ -1,61 +1,36 @@
 /*
- * The leak scanner's internal interface (stop.c, roots.c, scan.c).
- *
- * A scan: stop the world (stop.c), collect root ranges (roots.c), mark from
- * them through the live-block table, classify what was not reached like
- * memcheck (definite, indirect, possible), restart the world, and only then
- * write the results to the trace (scan.c).
+ * A leak scan (scan.c): stop the world, mark, classify, restart, write the
+ * results. Who asks for one (the API, signals, byte counts, the interval,
+ * the exit) is scan_trigger.c's business, one layer up.
  */
 #ifndef GCSPY_SCAN_H
 #define GCSPY_SCAN_H
 
-#include "shim.h"
+#include "mark.h"
 
-#define GS_MAX_STOPPED 4096
-#define GS_NREGS 23 /* x86-64 gregs in a ucontext */
+/* Runs a scan; self_sp: the calling program thread's stack pointer at entry
+ * into gcspy (its stack above it is a root), 0 for a gcspy thread. */
+int gs_scan(int trigger, uintptr_t self_sp);
+/* A scan from a program thread (its stack above this call is a root), with
+ * a caching allocator's view when one was just taken (may be NULL). */
+int gs_scan_program(int trigger, struct gs_pool_view *pool);
+/* Zeroes the dead stack below the caller (scan.c says why). */
+void gs_scrub_stack(void);
+int gs_scan_running(void);
+/* The stack-bits provider (torch.c's), asked before every scan with the
+ * world running: *bits per stack id (GS_SB_*, stack.h), or NULL. */
+void gs_scan_set_stack_bits(void (*provider)(const uint8_t **bits, uint32_t *nbits));
+extern int gs_exit_scan_done;     /* an exit scan already ran (Python's atexit) */
+extern uint64_t gs_last_scan_ns;  /* when the last scan ended (or was tried: triggers) */
+void gs_scan_atfork_child(void);
 
-struct gs_stopped {
-    int tid;
-    atomic_int state;        /* 0 signalled, 1 stopped, 2 gone */
-    uintptr_t sp;
-    uintptr_t regs[GS_NREGS];
-};
-
-int gs_stop_init(void);
-/* Stops every thread but the caller and gcspy's own; 0 or -1 with a reason. */
-int gs_stop_world(struct gs_stopped **threads, int *n, char *why, size_t whylen);
-void gs_start_world(void);
-void gs_stop_register_own(int tid);
-void gs_stop_atfork_child(void);
-
-/* A half-open address range to scan word by word. */
-struct gs_range {
-    uintptr_t lo, hi;
-};
-
-struct gs_roots {
-    struct gs_range *r;
-    size_t n, cap;
-    uintptr_t *regs;         /* saved registers of stopped threads */
-    size_t nregs, regs_bytes;
-};
-
-/* Builds the root set while the world is stopped: writable private mappings
- * that hold no tracked block and are not gcspy's, each stopped thread's stack
- * from its saved stack pointer, the scanning thread's own stack (when it is
- * a program thread) and every saved register. Uses only raw syscalls and
- * gcspy's own memory. */
-int gs_roots_collect(struct gs_roots *roots, const struct gs_stopped *th, int nth,
-                     uintptr_t self_sp, int self_is_program, const struct gs_range *heap,
-                     size_t nheap);
-int gs_range_push(struct gs_range **v, size_t *n, size_t *cap, uintptr_t lo, uintptr_t hi);
-size_t gs_range_merge(struct gs_range *a, size_t n);
-extern uintptr_t gs_own_stack_hint[8];
-void gs_roots_free(struct gs_roots *roots);
-void gs_roots_init(void); /* at start-up: loader facts the stopped world cannot ask */
-
-/* gcspy's own mappings (mem.c keeps the registry): never roots. */
-int gs_pages_ranges(struct gs_range *out, size_t max);
-void gs_pages_atfork_child(void);
+/* A program thread that scans is a root from its caller's frame up: the
+ * callee-saved registers are spilled into this frame first (a pointer held
+ * only in a register stays visible), and everything below the stack pointer
+ * taken here (gcspy's own frames) is left out. Use in a noinline function. */
+#define GS_ENTRY_SP(var)                                                      \
+    __builtin_unwind_init();                                                  \
+    uintptr_t var;                                                            \
+    __asm__ volatile("mov %%rsp, %0" : "=r"(var))
 
 #endif /* GCSPY_SCAN_H */

@@ -23,7 +23,11 @@
 #include <libunwind.h>
 #include <string.h>
 
-#include "shim.h"
+#include "emit.h"
+#include "mem.h"
+#include "modules.h"
+#include "pyframes.h"
+#include "stack.h"
 
 /* Node table: open addressing on (parent, ip), plus arrays indexed by id. */
 static atomic_int stack_lock;
@@ -73,22 +77,8 @@ static int node_grow(void)
     return 0;
 }
 
-void gs_stack_init(void)
-{
-    /* Grown lazily on first intern; nothing to do until then. */
-}
-
 void gs_stack_lock(void) { gs_spin_lock(&stack_lock); }
 void gs_stack_unlock(void) { gs_spin_unlock(&stack_lock); }
-
-static int emit_node(uint32_t id, uint32_t parent, uint64_t ip)
-{
-    uint8_t *p = gs_stream_reserve(&gs_meta, GS_REC_HOT_MAX);
-    if (!p)
-        return -1;
-    gs_stream_commit(&gs_meta, gs_rec_stack(p, id, parent, ip));
-    return 0;
-}
 
 /* Caller holds stack_lock and the meta lock. Returns 0 on failure. */
 static uint32_t node_get(uint32_t parent, uint64_t ip)
@@ -100,7 +90,7 @@ static uint32_t node_get(uint32_t parent, uint64_t ip)
         if (node_ip[id] == ip && node_parent[id] == parent)
             return id;
     uint32_t id = node_next;
-    if (emit_node(id, parent, ip))
+    if (gs_emit_stack_node(id, parent, ip))
         return 0;
     node_next++;
     node_ip[id] = ip;
@@ -169,7 +159,7 @@ uint32_t gs_stack_intern(const uintptr_t *ips, int n)
 void gs_stack_reemit(void)
 {
     for (uint32_t id = 1; id < node_next; id++)
-        if (emit_node(id, node_parent[id], node_ip[id]))
+        if (gs_emit_stack_node(id, node_parent[id], node_ip[id]))
             return;
 }
 
@@ -251,20 +241,9 @@ uint32_t gs_stack_bits_fill(uint8_t **bits, uint64_t *cap, uint32_t from,
 {
     gs_stack_lock();
     uint32_t n = node_next;
-    if (n > *cap) {
-        uint64_t ncap = *cap ? *cap : 4096;
-        while (ncap < n)
-            ncap *= 2;
-        uint8_t *nb = gs_pages_alloc(ncap);
-        if (!nb) {
-            gs_stack_unlock();
-            return from;
-        }
-        if (*cap)
-            memcpy(nb, *bits, *cap);
-        gs_pages_free(*bits, *cap);
-        *bits = nb;
-        *cap = ncap;
+    if (GS_GROW(*bits, *cap, n, 4096)) {
+        gs_stack_unlock();
+        return from;
     }
     uint8_t *b = *bits;
     b[0] = 0;

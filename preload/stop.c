@@ -17,13 +17,14 @@
  *  - A thread interrupted inside gcspy (its recursion flag set) may hold a
  *    gcspy lock or be halfway through a table update; it is not stopped
  *    there: the handler notes the request and returns, and the hook's exit
- *    path re-raises the signal once the thread has left gcspy. So a stopped
- *    world never has a gcspy lock held or a table mid-update.
+ *    path (gs_leave, shim.h) re-raises the signal once the thread has left
+ *    gcspy. So a stopped world never has a gcspy lock held or a table
+ *    mid-update.
  *  - Threads that never acknowledge (they block the signal, or hang inside
  *    gcspy) make the stop fail after a timeout: the world restarts, the scan
  *    is skipped with one line. A thread that exits meanwhile is dropped.
- *  - gcspy's own threads (the writer) and the scanning thread itself are not
- *    stopped.
+ *  - gcspy's own threads (the writer: gs_own_tids, shim.h) and the scanning
+ *    thread itself are not stopped.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -35,18 +36,17 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "scan.h"
+#include "mem.h"
+#include "stop.h"
 
 #define GS_STOP_TIMEOUT_NS (3ull * 1000000000ull)
 
-static int stop_sig;
+/* The stop signal and the stop-in-progress flag are gs_stop_sig and
+ * gs_stop_active (state.c): gs_leave, on every hook's way out, reads them. */
 static struct gs_stopped *slots;
 static int nslots;
-static atomic_int stop_active;
 static atomic_uint acks;
 static atomic_uint resume_word;
-static int own_tids[8];
-static int n_own;
 
 static long futex(atomic_uint *w, int op, unsigned v, const struct timespec *ts)
 {
@@ -58,12 +58,12 @@ static void stop_handler(int sig, siginfo_t *si, void *ucv)
     (void)sig;
     (void)si;
     int saved = errno;
-    if (!atomic_load(&stop_active)) {
+    if (!atomic_load(&gs_stop_active)) {
         errno = saved;
         return; /* a late signal from a stop that already ended */
     }
     if (gs_tls.in_hook) {
-        gs_tls.stop_pending = 1; /* gs_stop_check re-raises on the way out */
+        gs_tls.stop_pending = 1; /* gs_leave re-raises on the way out */
         errno = saved;
         return;
     }
@@ -91,29 +91,16 @@ static void stop_handler(int sig, siginfo_t *si, void *ucv)
     errno = saved;
 }
 
-void gs_stop_check_slow(void)
-{
-    gs_tls.stop_pending = 0;
-    if (atomic_load(&stop_active))
-        syscall(SYS_tgkill, getpid(), gs_raw_gettid(), stop_sig);
-}
-
-void gs_stop_register_own(int tid)
-{
-    if (n_own < (int)(sizeof own_tids / sizeof own_tids[0]))
-        own_tids[n_own++] = tid;
-}
-
 /* In a forked child: the parent's gcspy threads do not exist here. */
 void gs_stop_atfork_child(void)
 {
-    n_own = 0;
-    atomic_store(&stop_active, 0);
+    gs_own_ntids = 0;
+    atomic_store(&gs_stop_active, 0);
 }
 
 int gs_stop_init(void)
 {
-    if (stop_sig)
+    if (gs_stop_sig)
         return 0;
     /* A real-time signal nobody handles: the program's own are left alone. */
     for (int s = SIGRTMAX - 2; s > SIGRTMIN + 4; s--) {
@@ -125,7 +112,7 @@ int gs_stop_init(void)
             sa.sa_flags = SA_SIGINFO | SA_RESTART;
             sigfillset(&sa.sa_mask);
             if (sigaction(s, &sa, NULL) == 0) {
-                stop_sig = s;
+                gs_stop_sig = s;
                 return 0;
             }
         }
@@ -179,8 +166,8 @@ static void add_task(int tid, void *arg)
     struct add_ctx *c = arg;
     if (tid == c->self)
         return;
-    for (int i = 0; i < n_own; i++)
-        if (own_tids[i] == tid)
+    for (int i = 0; i < gs_own_ntids; i++)
+        if (gs_own_tids[i] == tid)
             return;
     for (int i = 0; i < nslots; i++)
         if (slots[i].tid == tid)
@@ -193,7 +180,7 @@ static void add_task(int tid, void *arg)
     memset(s, 0, sizeof *s);
     s->tid = tid;
     nslots++;
-    if (syscall(SYS_tgkill, getpid(), tid, stop_sig) != 0)
+    if (syscall(SYS_tgkill, getpid(), tid, gs_stop_sig) != 0)
         atomic_store(&s->state, 2); /* already gone */
     c->added++;
 }
@@ -229,7 +216,7 @@ static int wait_acks(uint64_t deadline)
 
 int gs_stop_world(struct gs_stopped **out, int *n, char *why, size_t whylen)
 {
-    if (!stop_sig) {
+    if (!gs_stop_sig) {
         gs_fmt(why, whylen, "no free real-time signal to stop threads with");
         return -1;
     }
@@ -238,13 +225,13 @@ int gs_stop_world(struct gs_stopped **out, int *n, char *why, size_t whylen)
         return -1;
     }
     struct sigaction cur;
-    if (sigaction(stop_sig, NULL, &cur) || cur.sa_sigaction != stop_handler) {
-        gs_fmt(why, whylen, "the program replaced gcspy's handler of signal %d", stop_sig);
+    if (sigaction(gs_stop_sig, NULL, &cur) || cur.sa_sigaction != stop_handler) {
+        gs_fmt(why, whylen, "the program replaced gcspy's handler of signal %d", gs_stop_sig);
         return -1;
     }
     nslots = 0;
     atomic_store(&acks, 0);
-    atomic_store(&stop_active, 1);
+    atomic_store(&gs_stop_active, 1);
     struct add_ctx c = {gs_raw_gettid(), 0, 0};
     uint64_t deadline = gs_now_fine() + GS_STOP_TIMEOUT_NS;
     do {
@@ -257,7 +244,7 @@ int gs_stop_world(struct gs_stopped **out, int *n, char *why, size_t whylen)
                 if (atomic_load(&slots[i].state) == 0)
                     stuck = slots[i].tid;
             gs_fmt(why, whylen, "thread %d did not stop within 3 s (it blocks signal %d?)", stuck,
-                   stop_sig);
+                   gs_stop_sig);
             gs_start_world();
             return -1;
         }
@@ -276,7 +263,7 @@ void gs_start_world(void)
 {
     /* Clear the flag first: a signal still in flight finds no stop and
      * returns at once. */
-    atomic_store(&stop_active, 0);
+    atomic_store(&gs_stop_active, 0);
     atomic_fetch_add(&resume_word, 1);
     futex(&resume_word, FUTEX_WAKE_PRIVATE, 1 << 30, NULL);
 }

@@ -17,11 +17,12 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "shim.h"
+#include "mem.h"
+#include "table.h"
 
 struct gs_shard gs_shards[GS_SHARDS];
 
-#define GS_TABLE_INIT_CAP 256u /* one slot window (shim.h): the least a table may be */
+#define GS_TABLE_INIT_CAP 256u /* one slot window (table.h): the least a table may be */
 
 #define slot_of gs_slot_of
 

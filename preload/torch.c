@@ -10,7 +10,7 @@
  *
  *  1. Weak metadata. Host blocks allocated from the allocator's own frames
  *     are scanned, but the device and interior pointers in them keep
- *     nothing alive (scan.c): they hold the allocator's own objects, never a
+ *     nothing alive (mark.c): they hold the allocator's own objects, never a
  *     segment or a tensor's block. "The allocator's frames" are the code
  *     ranges named by GCSPY_TORCH_WEAK: a module (a token with ".so": every
  *     executable segment of a module whose file name starts with it) or a
@@ -49,6 +49,12 @@
  *     from Python's atexit, while the interpreter and torch still work; the
  *     on_exit scan is then skipped.
  *
+ * None of this is called by name from below: gs_torch_init registers the
+ * stack-bits provider with the scan (1), the scan policy with the triggers
+ * (3: route and gcspy_scan()) and the exit step with python.c (3: atexit);
+ * the CUDA hooks and the bridge, above, tell it of device blocks
+ * (gs_torch_note_device, for 2).
+ *
  * Caveats (docs/gpu.md): the weak rule needs the allocator's frame in the
  * stack: with the frame-pointer walker and a libtorch built without frame
  * pointers, metadata allocated through operator new may be missed (the
@@ -72,11 +78,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elfsym.h"
+#include "emit.h"
+#include "mem.h"
 #include "pyapi.h"
-#include "shim.h"
+#include "pyframes.h"
+#include "python.h"
+#include "scan.h"
+#include "scan_trigger.h"
+#include "stack.h"
+#include "torch.h"
 
-/* ---- the interpreter's functions (found at run time; the ones python.c
- * also calls are its, pyapi.h) ---- */
+/* ---- the interpreter's functions (found at run time; the ones other files
+ * also call are pyapi.h's) ---- */
 
 static PyObject *(*p_modules)(void);
 static PyObject *(*p_call0)(PyObject *);
@@ -97,27 +111,31 @@ static atomic_int history_on;     /* memory history switched on (or tried) */
 static atomic_int pending_scan;   /* a scan handed to the main thread */
 static uint64_t snap_seq;
 
-static void decref(PyObject *o)
-{
-    if (o && --o->ob_refcnt == 0)
-        gs_py_dealloc(o);
-}
+static void stack_bits(const uint8_t **bits, uint32_t *nbits);
+static void at_exit(void);
+static int route_scan(int trigger);
+static int api_scan(void);
 
-#define SYM(var, name) (var = (__typeof__(var))dlsym(RTLD_DEFAULT, name))
-
+/* At start (life.c), after gs_py_init: registers what the layers below ask
+ * of this mode. The stack bits serve any process that loaded the
+ * allocator's modules, Python or not; the exit step, once Python mode is on;
+ * the scan policy, once the interpreter's functions are found. */
 void gs_torch_init(void)
 {
+    gs_scan_set_stack_bits(stack_bits);
     if (!gs_opt.torch || !gs_py_active())
         return;
-    /* The functions python.c shares (pyapi.h) are found: Python mode is on. */
-    if (!SYM(p_modules, "PyImport_GetModuleDict") || !SYM(p_call0, "PyObject_CallNoArgs") ||
-        !SYM(p_str, "PyUnicode_FromString") || !SYM(p_truth, "PyObject_IsTrue") ||
-        !SYM(p_seq_len, "PySequence_Size") || !SYM(p_seq_get, "PySequence_GetItem") ||
-        !SYM(p_as_u64, "PyLong_AsUnsignedLongLongMask") || !SYM(p_as_double, "PyFloat_AsDouble") ||
-        !SYM(p_gil_ensure, "PyGILState_Ensure") || !SYM(p_gil_release, "PyGILState_Release") ||
-        !SYM(p_true, "_Py_TrueStruct"))
+    gs_py_at_exit(at_exit);
+    /* The functions pyapi.h shares are found: Python mode is on. */
+    if (!GS_PY_SYM(p_modules, "PyImport_GetModuleDict") || !GS_PY_SYM(p_call0, "PyObject_CallNoArgs") ||
+        !GS_PY_SYM(p_str, "PyUnicode_FromString") || !GS_PY_SYM(p_truth, "PyObject_IsTrue") ||
+        !GS_PY_SYM(p_seq_len, "PySequence_Size") || !GS_PY_SYM(p_seq_get, "PySequence_GetItem") ||
+        !GS_PY_SYM(p_as_u64, "PyLong_AsUnsignedLongLongMask") || !GS_PY_SYM(p_as_double, "PyFloat_AsDouble") ||
+        !GS_PY_SYM(p_gil_ensure, "PyGILState_Ensure") || !GS_PY_SYM(p_gil_release, "PyGILState_Release") ||
+        !GS_PY_SYM(p_true, "_Py_TrueStruct"))
         return;
     torch_on = 1;
+    gs_scan_set_policy(route_scan, api_scan);
 }
 
 static void history_start(PyObject *cuda);
@@ -131,7 +149,7 @@ static int history_cb(void *arg)
         atomic_store(&torch_active, 1);
         history_start(cuda);
     }
-    decref(cuda);
+    gs_py_decref(cuda);
     return 0; /* never raise into the program */
 }
 
@@ -161,27 +179,9 @@ static struct ranges wr, dr; /* GCSPY_TORCH_WEAK's, GCSPY_TORCH_DATA's */
 static uintptr_t *seen; /* module load addresses already looked at */
 static size_t nseen, seen_cap;
 
-static int grow(void **p, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 256;
-    while (c < need)
-        c *= 2;
-    void *n = gs_pages_alloc(c * elem);
-    if (!n)
-        return -1;
-    if (*cap)
-        memcpy(n, *p, *cap * elem);
-    gs_pages_free(*p, *cap * elem);
-    *p = n;
-    *cap = c;
-    return 0;
-}
-
 static void add_range(struct ranges *r, uintptr_t lo, uintptr_t hi)
 {
-    if (lo < hi && grow((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v) == 0)
+    if (lo < hi && GS_GROW(r->v, r->cap, r->n + 1, 256) == 0)
         r->v[r->n++] = (struct range){lo, hi};
 }
 
@@ -254,7 +254,7 @@ static int module_cb(struct dl_phdr_info *info, size_t size, void *arg)
     for (size_t i = 0; i < nseen; i++)
         if (seen[i] == info->dlpi_addr)
             return 0;
-    if (grow((void **)&seen, &seen_cap, nseen + 1, sizeof *seen))
+    if (GS_GROW(seen, seen_cap, nseen + 1, 256))
         return 0;
     seen[nseen++] = info->dlpi_addr;
     module_ranges(&wr, gs_opt.torch_weak, info);
@@ -302,9 +302,10 @@ static uint8_t *sb_bits;
 static uint64_t sb_cap;
 static uint32_t sb_done = 1;
 
-/* Before a scan, by the thread that owns it (scan.c), world running,
- * recursion flag set: new modules' ranges, then new stacks' bits. */
-void gs_torch_prepare_scan(const uint8_t **bits, uint32_t *nbits)
+/* The stack-bits provider (gs_scan_set_stack_bits): before a scan, by the
+ * thread that owns it (scan.c), world running, recursion flag set: new
+ * modules' ranges, then new stacks' bits. */
+static void stack_bits(const uint8_t **bits, uint32_t *nbits)
 {
     *bits = NULL;
     *nbits = 0;
@@ -371,11 +372,11 @@ static PyObject *torch_cuda(void)
     PyObject *init = cuda ? gs_py_getattr(cuda, "is_initialized") : NULL;
     PyObject *r = init ? p_call0(init) : NULL;
     int yes = r && p_truth(r) == 1;
-    decref(r);
-    decref(init);
+    gs_py_decref(r);
+    gs_py_decref(init);
     gs_py_err_clear();
     if (!yes) {
-        decref(cuda);
+        gs_py_decref(cuda);
         return NULL;
     }
     return cuda;
@@ -393,15 +394,15 @@ static void history_start(PyObject *cuda)
     if (rec) {
         PyObject *all = p_str("all");
         r = all ? gs_py_call1(rec, all) : NULL;
-        decref(all);
+        gs_py_decref(all);
         if (!r) {
             gs_py_err_clear();
             r = gs_py_call1(rec, p_true);
         }
     }
-    decref(r);
-    decref(rec);
-    decref(mem);
+    gs_py_decref(r);
+    gs_py_decref(rec);
+    gs_py_decref(mem);
     gs_py_err_clear();
 }
 
@@ -465,7 +466,7 @@ static uint32_t frames_stack(PyObject *frames)
             gs_restore(saved);
             ips[k++] = GS_IP_PYFRAME | (uint64_t)id << 32 | (uint32_t)u64_of(line);
         }
-        decref(f);
+        gs_py_decref(f);
     }
     if (!k)
         return 0;
@@ -491,7 +492,7 @@ static uint32_t block_stack(PyObject *blk)
     }
     PyObject *last = p_seq_get(hist, n - 1);
     uint32_t id = frames_stack(dget(last, "frames"));
-    decref(last);
+    gs_py_decref(last);
     return id;
 }
 
@@ -500,12 +501,13 @@ static uint32_t block_stack(PyObject *blk)
 static struct gs_pool_view view;
 static size_t seg_cap, blk_cap;
 
-static void emit(uint8_t type, const uint64_t *v, int n)
+/* gcspy's own work inside a Python call: the records are written with the
+ * recursion flag set, and the flag restored after. */
+static int flag_set(void)
 {
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1;
-    gs_emit_meta(type, v, n);
-    gs_restore(saved);
+    return saved;
 }
 
 static unsigned block_state(PyObject *st)
@@ -533,12 +535,9 @@ static unsigned action_of(PyObject *a)
 
 struct counts { uint64_t segs, blks, events; };
 
-/* One pass over the snapshot: counts only (out 0), or records and the view
- * (out 1). The counts go first in POOL_SNAPSHOT, so the snapshot is walked
- * twice rather than buffered. */
-static void walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct counts *c)
+/* The segments and their blocks: counts, or records and the view. */
+static void walk_segments(PyObject *segs, uint64_t id, int out, struct counts *c)
 {
-    memset(c, 0, sizeof *c);
     Py_ssize_t ns = segs ? p_seq_len(segs) : 0;
     for (Py_ssize_t i = 0; i < ns; i++) {
         PyObject *seg = p_seq_get(segs, i);
@@ -546,19 +545,20 @@ static void walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct 
         PyObject *blocks = dget(seg, "blocks");
         Py_ssize_t nb = blocks ? p_seq_len(blocks) : 0;
         if (!addr || !size) {
-            decref(seg);
+            gs_py_decref(seg);
             continue;
         }
         c->segs++;
         if (out) {
             PyObject *type = dget(seg, "segment_type");
-            uint64_t v[6] = {id, u64_of(dget(seg, "device")), addr, size,
-                             u64_of(dget(seg, "stream")),
-                             str_is(type, "large")   ? GS_POOL_LARGE
-                             : str_is(type, "small") ? GS_POOL_SMALL
-                                                     : GS_POOL_OTHER};
-            emit(GS_REC_POOL_SEGMENT, v, 6);
-            if (grow((void **)&view.seg, &seg_cap, view.nseg + 1, sizeof *view.seg) == 0)
+            uint64_t device = u64_of(dget(seg, "device")), stream = u64_of(dget(seg, "stream"));
+            unsigned kind = str_is(type, "large")   ? GS_POOL_LARGE
+                          : str_is(type, "small") ? GS_POOL_SMALL
+                                                  : GS_POOL_OTHER;
+            int saved = flag_set();
+            gs_emit_pool_segment(id, device, addr, size, stream, kind);
+            gs_restore(saved);
+            if (GS_GROW(view.seg, seg_cap, view.nseg + 1, 256) == 0)
                 view.seg[view.nseg++] = (struct gs_pool_seg){addr, size};
         }
         uint64_t at = addr; /* 1.13 gives no block addresses: they tile the segment */
@@ -572,19 +572,25 @@ static void walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct 
                 PyObject *rq = dget(blk, "requested_size");
                 unsigned st = block_state(dget(blk, "state"));
                 uint32_t stack = st == GS_PBLK_INACTIVE ? 0 : block_stack(blk);
-                uint64_t v[6] = {id, baddr, bsize, rq ? u64_of(rq) : bsize, st, stack};
-                emit(GS_REC_POOL_BLOCK, v, 6);
+                uint64_t requested = rq ? u64_of(rq) : bsize;
+                int saved = flag_set();
+                gs_emit_pool_block(id, baddr, bsize, requested, st, stack);
+                gs_restore(saved);
                 if (st != GS_PBLK_INACTIVE &&
-                    grow((void **)&view.blk, &blk_cap, view.nblk + 1, sizeof *view.blk) == 0)
+                    GS_GROW(view.blk, blk_cap, view.nblk + 1, 256) == 0)
                     view.blk[view.nblk++] = (struct gs_pool_blk){baddr, bsize, stack,
                                                                   (uint8_t)st, 0, {0}};
             }
-            decref(blk);
+            gs_py_decref(blk);
         }
         gs_py_err_clear();
-        decref(seg);
+        gs_py_decref(seg);
     }
-    /* device_traces: one list per device */
+}
+
+/* device_traces, one list per device: counts, or POOL_EVENT records. */
+static void walk_traces(PyObject *traces, uint64_t id, int out, struct counts *c)
+{
     Py_ssize_t nd = traces ? p_seq_len(traces) : 0;
     uint64_t wall0 = gs_mono_ns(CLOCK_REALTIME) - gs_now_fine();
     for (Py_ssize_t d = 0; d < nd; d++) {
@@ -597,16 +603,29 @@ static void walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct 
                 uint64_t us = u64_of(dget(ev, "time_us")), t = 0;
                 if (us && us * 1000 > wall0 && us * 1000 - wall0 <= gs_now_fine())
                     t = us * 1000 - wall0;
-                uint64_t v[8] = {id, t, (uint64_t)d, action_of(dget(ev, "action")),
-                                 u64_of(dget(ev, "addr")), u64_of(dget(ev, "size")),
-                                 u64_of(dget(ev, "stream")), frames_stack(dget(ev, "frames"))};
-                emit(GS_REC_POOL_EVENT, v, 8);
+                unsigned action = action_of(dget(ev, "action"));
+                uint64_t addr = u64_of(dget(ev, "addr")), size = u64_of(dget(ev, "size"));
+                uint64_t stream = u64_of(dget(ev, "stream"));
+                uint32_t stack = frames_stack(dget(ev, "frames"));
+                int saved = flag_set();
+                gs_emit_pool_event(id, t, (uint64_t)d, action, addr, size, stream, stack);
+                gs_restore(saved);
             }
-            decref(ev);
+            gs_py_decref(ev);
         }
         gs_py_err_clear();
-        decref(evs);
+        gs_py_decref(evs);
     }
+}
+
+/* One pass over the snapshot: counts only (out 0), or records and the view
+ * (out 1). The counts go first in POOL_SNAPSHOT, so the snapshot is walked
+ * twice rather than buffered. */
+static void walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct counts *c)
+{
+    memset(c, 0, sizeof *c);
+    walk_segments(segs, id, out, c);
+    walk_traces(traces, id, out, c);
     gs_py_err_clear();
 }
 
@@ -624,9 +643,9 @@ static int snapshot(unsigned why)
     PyObject *mem = gs_py_getattr(cuda, "memory");
     PyObject *fn = mem ? gs_py_getattr(mem, "_snapshot") : NULL;
     PyObject *snap = fn ? p_call0(fn) : NULL;
-    decref(fn);
-    decref(mem);
-    decref(cuda);
+    gs_py_decref(fn);
+    gs_py_decref(mem);
+    gs_py_decref(cuda);
     if (!snap) {
         gs_py_err_clear();
         return 0;
@@ -641,11 +660,12 @@ static int snapshot(unsigned why)
     struct counts c;
     walk(segs, traces, 0, 0, &c);
     uint64_t id = ++snap_seq;
-    uint64_t v[6] = {id, gs_now_fine(), why, c.segs, c.blks, c.events};
-    emit(GS_REC_POOL_SNAPSHOT, v, 6);
+    int saved = flag_set();
+    gs_emit_pool_snapshot(id, gs_now_fine(), why, c.segs, c.blks, c.events);
+    gs_restore(saved);
     view.nseg = view.nblk = 0;
     walk(segs, traces, id, 1, &c);
-    decref(snap);
+    gs_py_decref(snap);
     sort_by_key(view.seg, view.nseg, sizeof *view.seg);
     sort_by_key(view.blk, view.nblk, sizeof *view.blk);
     return 1;
@@ -677,9 +697,10 @@ static int pending_scan_cb(void *arg)
     return 0; /* never raise into the program */
 }
 
-/* Writer thread: a scan due for a process whose torch uses CUDA is handed
- * to the main thread. Returns 1 when it was (or one is already queued). */
-int gs_torch_route_scan(int trigger)
+/* The scan policy's route (gs_scan_set_policy), on the writer thread: a
+ * scan due for a process whose torch uses CUDA is handed to the main
+ * thread. Returns 1 when it was (or one is already queued). */
+static int route_scan(int trigger)
 {
     if (!torch_usable())
         return 0;
@@ -692,9 +713,10 @@ int gs_torch_route_scan(int trigger)
     return 1;
 }
 
-/* gcspy_scan(): from any program thread; ctypes calls come without the
- * GIL, so it is taken here. Returns -2 when this path does not apply. */
-int gs_torch_api_scan(void)
+/* The scan policy's gcspy_scan(): from any program thread; ctypes calls
+ * come without the GIL, so it is taken here. Returns -2 when this path does
+ * not apply. */
+static int api_scan(void)
 {
     if (!torch_usable())
         return -2;
@@ -704,16 +726,16 @@ int gs_torch_api_scan(void)
     return rc;
 }
 
-/* Python's atexit (registered by python.c once the interpreter runs): the
- * exit scan, while torch still works. */
-void gs_torch_at_exit(void)
+/* Python's atexit (the step gs_py_at_exit registers; python.c hands it to
+ * atexit once the interpreter runs): the exit scan, while torch still works. */
+static void at_exit(void)
 {
     if (!torch_on || !atomic_load(&torch_wanted) || !gs_opt.scan_at_exit)
         return;
     PyObject *cuda = torch_cuda();
     if (!cuda)
         return;
-    decref(cuda);
+    gs_py_decref(cuda);
     scan_with_snapshot(GS_SCAN_TRIG_EXIT);
 }
 

@@ -1,5 +1,11 @@
 /*
- * Event buffers, the background writer thread and the trace file.
+ * The byte sink: event buffers, the background writer thread and the trace
+ * file. It frames what it is given (the file header, chunks, the TIMEBASE
+ * that opens every buffer so its deltas decode alone) and knows nothing else
+ * of records: the STOPPED record that ends a failed trace comes from the
+ * encoder registered with gs_writer_set_stop_record (emit.c's), and what the
+ * thread does between flushes is the tick registered with
+ * gs_writer_set_tick (daemon.c's housekeeping).
  *
  * Events are appended to streams (one per table shard, plus the meta stream
  * for definitions) under the stream's lock; a stream's current buffer is
@@ -36,7 +42,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -47,7 +52,9 @@
 #include <unistd.h>
 #include <zstd.h>
 
-#include "scan.h"
+#include "mem.h"
+#include "table.h"
+#include "writer.h"
 
 #define GS_CHUNK_TARGET (1u << 20)
 #define GS_PENDING_MAX (256ull << 20)
@@ -76,12 +83,15 @@ static struct gs_buf *deferred; /* shard buffers queued after a round's meta det
 static ZSTD_CCtx *cctx;
 static uint8_t *raw, *comp;
 static size_t comp_cap;
-static uint64_t last_sample_ns, last_flush_ns;
+static uint64_t last_flush_ns;
 static atomic_int failed_once;
 static int write_failed;       /* the file cannot be written: nothing more is */
 static int chunk_lost;         /* a chunk could not be made: no more records */
 static char stop_reason[320];  /* gs_fail's line, for the STOPPED record */
 static uint64_t stop_t;
+static uint8_t *(*stop_record)(uint8_t *p, uint64_t t, const char *why);
+static void (*tick_run)(void);
+static uint64_t (*tick_due_ns)(void);
 
 static void futex_wake(atomic_uint *w)
 {
@@ -485,36 +495,6 @@ void gs_writer_flush(void)
     pthread_mutex_unlock(&writer_mu);
 }
 
-static void sample(void)
-{
-    char statm[128];
-    uint64_t rss = 0;
-    if (gs_read_file("/proc/self/statm", statm, sizeof statm - 1) > 0) {
-        statm[127] = 0;
-        const char *p = strchr(statm, ' ');
-        for (p = p ? p + 1 : ""; *p >= '0' && *p <= '9'; p++)
-            rss = rss * 10 + (uint64_t)(*p - '0');
-        rss *= (uint64_t)sysconf(_SC_PAGESIZE);
-    }
-    struct mallinfo2 mi = mallinfo2();
-    gs_spin_lock(&gs_meta.lock);
-    uint8_t *p = gs_stream_reserve(&gs_meta, 128);
-    if (p) {
-        uint8_t *b = gs_rec_open(p, GS_REC_SAMPLE);
-        uint8_t *e = gs_put_u(b, gs_now());
-        e = gs_put_u(e, rss);
-        e = gs_put_u(e, mi.arena);
-        e = gs_put_u(e, mi.ordblks);
-        e = gs_put_u(e, mi.hblks);
-        e = gs_put_u(e, mi.hblkhd);
-        e = gs_put_u(e, mi.uordblks);
-        e = gs_put_u(e, mi.fordblks);
-        e = gs_put_u(e, mi.keepcost);
-        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
-    }
-    gs_spin_unlock(&gs_meta.lock);
-}
-
 /* The exit, once tracing is stopped: wake the threads waiting for room and
  * wait until none is left waiting. Each re-takes its shard lock and sees the
  * stop; the exit's pass over the shard locks that follows waits for it to
@@ -549,13 +529,10 @@ static void end_stopped(void)
         if (deferred)
             flush_round();
     }
-    if (!write_failed) {
+    if (!write_failed && stop_record) {
         struct gs_enc_state st;
-        uint8_t *b = gs_rec_open(gs_rec_timebase(raw, &st, gs_now()), GS_REC_STOPPED);
-        uint8_t *e = gs_put_u(b, stop_t);
-        e = gs_put_u(e, 0); /* nothing is recorded after the stop, so nothing counted */
-        e = gs_put_str(e, stop_reason);
-        emit_chunk((size_t)(gs_rec_close(b, e) - raw)); /* may fail too: then nothing */
+        uint8_t *e = stop_record(gs_rec_timebase(raw, &st, gs_now()), stop_t, stop_reason);
+        emit_chunk((size_t)(e - raw)); /* may fail too: then nothing */
     }
     close(fd);
     fd = -1;
@@ -566,38 +543,24 @@ static void *writer_main(void *arg)
     (void)arg;
     gs_tls.in_hook = 1; /* everything this thread does is gcspy's own */
     int here;
-    gs_stop_register_own(gs_raw_gettid());
+    gs_own_thread_add(gs_raw_gettid());
     gs_own_stack_hint[0] = (uintptr_t)&here;
     atomic_store(&writer_ready, 1);
     while (!atomic_load(&writer_stop) && gs_tracing()) {
         unsigned seen = atomic_load(&wake_word);
-        /* Sleep until the next flush, or the next periodic scan if sooner. */
-        uint64_t sleep_ns = gs_opt.flush_ms * 1000000ull, scan_ns = gs_scan_next_due_ns();
-        if (scan_ns < sleep_ns)
-            sleep_ns = scan_ns;
+        /* Sleep until the next flush, or until the tick is due if sooner. */
+        uint64_t sleep_ns = gs_opt.flush_ms * 1000000ull;
+        uint64_t due_ns = tick_due_ns ? tick_due_ns() : UINT64_MAX;
+        if (due_ns < sleep_ns)
+            sleep_ns = due_ns;
         if (atomic_load(&full_queue) == NULL && sleep_ns)
             futex_wait(&wake_word, seen, sleep_ns);
         if (atomic_load(&writer_stop) || !gs_tracing())
             break;
-        /* While a program thread scans, the writer keeps still: it would
-         * map and unmap memory under the scanner's feet. */
-        while (gs_scan_running() && !atomic_load(&writer_stop)) {
-            struct timespec ts = {0, 1000000};
-            nanosleep(&ts, NULL);
-        }
-        uint64_t now = gs_now_fine();
-        if (gs_opt.sample_ms && now - last_sample_ns >= gs_opt.sample_ms * 1000000ull) {
-            last_sample_ns = now;
-            sample();
-        }
-        gs_modules_sync(); /* catches dlclose */
-        gs_cupti_maybe_load();
-        gs_py_tick();
-        if (gs_opt.flush_ms * 1000000ull <= now - last_flush_ns || atomic_load(&full_queue)) {
-            last_flush_ns = now;
-            gs_writer_flush();
-        }
-        gs_scan_tick();
+        if (tick_run)
+            tick_run(); /* it flushes, through gs_writer_flush_due */
+        else
+            gs_writer_flush_due(gs_now_fine());
     }
     if (atomic_load(&failed_once)) {
         pthread_mutex_lock(&writer_mu);
@@ -605,6 +568,31 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&writer_mu);
     }
     return NULL;
+}
+
+void gs_writer_set_tick(void (*run)(void), uint64_t (*due_ns)(void))
+{
+    tick_run = run;
+    tick_due_ns = due_ns;
+}
+
+void gs_writer_set_stop_record(uint8_t *(*enc)(uint8_t *p, uint64_t t, const char *why))
+{
+    stop_record = enc;
+}
+
+/* The tick's flush: when the interval has passed, or full buffers wait. */
+void gs_writer_flush_due(uint64_t now)
+{
+    if (gs_opt.flush_ms * 1000000ull <= now - last_flush_ns || atomic_load(&full_queue)) {
+        last_flush_ns = now;
+        gs_writer_flush();
+    }
+}
+
+int gs_writer_stopping(void)
+{
+    return atomic_load(&writer_stop);
 }
 
 int gs_writer_start(void)
@@ -644,7 +632,7 @@ int gs_writer_start(void)
     return 0;
 }
 
-int gs_writer_is_thread(void)
+static int writer_is_thread(void)
 {
     return writer_running && pthread_equal(pthread_self(), writer_thread);
 }
@@ -652,7 +640,7 @@ int gs_writer_is_thread(void)
 int gs_writer_close(const uint8_t *tail, size_t tail_len)
 {
     int rc = -1;
-    if (writer_running && !gs_writer_is_thread()) {
+    if (writer_running && !writer_is_thread()) {
         atomic_store(&writer_stop, 1);
         atomic_fetch_add(&wake_word, 1);
         futex_wake(&wake_word);

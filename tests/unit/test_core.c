@@ -36,7 +36,14 @@
 #include <zstd_errors.h>
 
 #include "gcspy.h"
-#include "shim.h"
+#include "core.h"
+#include "elfsym.h"
+#include "life.h"
+#include "mem.h"
+#include "stack.h"
+#include "table.h"
+#include "threads.h"
+#include "writer.h"
 #include "trace_reader.h"
 
 /* Fault injection: the writer's next compression fails when fail_compress

@@ -1,0 +1,100 @@
+/*
+ * The leak scan's classifier, run right after marking (mark.c), with the
+ * world still stopped: every block still unmarked is lost. Taking them in
+ * table order, each one not yet claimed leads a clique: everything reachable
+ * from it (any pointer) that is lost becomes INDIRECT, a former leader
+ * included. The leaders left are DEFINITE: a leaked tree is 1 definite + N
+ * indirect, a leaked cycle 1 definite + the rest indirect, as valgrind's
+ * memcheck reports them.
+ *
+ * Then every block's class is counted, the reported ones (all but the
+ * reachable, unless the exit scan reports those too) are listed in the
+ * scan's results, and the marks are reset. In PyTorch-aware mode the
+ * allocator's segments (M_POOL) are reserved memory: never counted, never
+ * results; the snapshot's active blocks are classified and reported like
+ * other blocks (kind device, fn torch, the snapshot's stack).
+ */
+#include "mark.h"
+
+/* 5. cliques of lost blocks */
+static void cliques(struct gs_scan *s)
+{
+    for (int i = 0; i < GS_SHARDS; i++) {
+        struct gs_shard *sh = &gs_shards[i];
+        for (uint64_t j = 0; j < sh->cap; j++) {
+            struct gs_block *b = &sh->slots[j];
+            if (!b->addr || b->mark != M_NONE)
+                continue;
+            b->mark = M_LEAD;
+            if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || gs_is_data(s, b))
+                continue;
+            s->visited++;
+            s->cur_weak = gs_is_weak(s, b);
+            gs_mark_words(s, (const uintptr_t *)b->addr, b->size / 8, M_IND, b);
+            gs_mark_drain(s, M_IND, b);
+        }
+    }
+}
+
+static int class_of(uint8_t mark)
+{
+    return mark == M_REACH ? GS_CLASS_REACHABLE
+         : mark == M_POSS  ? GS_CLASS_POSSIBLE
+         : mark == M_IND   ? GS_CLASS_INDIRECT
+                           : GS_CLASS_DEFINITE;
+}
+
+/* Counts a block in its class, and lists it when that class is reported. */
+static void count(struct gs_scan *s, int cls, struct gs_scan_result r)
+{
+    s->cls_blocks[cls]++;
+    s->cls_bytes[cls] += r.size;
+    if (cls == GS_CLASS_REACHABLE && !s->with_reachable)
+        return;
+    if (s->nres < s->res_cap)
+        s->res[s->nres++] = r;
+}
+
+/* 6. collect and reset */
+static void collect_table(struct gs_scan *s)
+{
+    for (int i = 0; i < GS_SHARDS; i++) {
+        struct gs_shard *sh = &gs_shards[i];
+        for (uint64_t j = 0; j < sh->cap; j++) {
+            struct gs_block *b = &sh->slots[j];
+            if (!b->addr)
+                continue;
+            if (b->mark == M_POOL) { /* a segment: reserved, its blocks count */
+                b->mark = M_NONE;
+                continue;
+            }
+            int cls = class_of(b->mark);
+            b->mark = M_NONE;
+            count(s, cls, (struct gs_scan_result){b->addr, b->size, b->stack, b->kind,
+                                                  (uint8_t)cls, b->fn, 0});
+        }
+    }
+}
+
+/* the caching allocator's active blocks; pending-free ones are being
+ * freed (their stream has not caught up): never results */
+static void collect_pool(struct gs_scan *s)
+{
+    const struct gs_pool_view *pool = s->pool;
+    for (size_t i = 0; pool && i < pool->nblk; i++) {
+        struct gs_pool_blk *pb = &pool->blk[i];
+        int cls = class_of(pb->mark);
+        pb->mark = M_NONE;
+        if (pb->state != GS_PBLK_ACTIVE)
+            continue;
+        count(s, cls, (struct gs_scan_result){pb->addr, pb->size, pb->stack, GS_MEM_DEVICE,
+                                              (uint8_t)cls, GS_FN_TORCH, 0});
+    }
+}
+
+void gs_classify(struct gs_scan *s)
+{
+    cliques(s);
+    collect_table(s);
+    collect_pool(s);
+}

@@ -1,0 +1,85 @@
+/*
+ * The writer thread's housekeeping, one tick after every wait (writer.c
+ * runs it; this file is above the writer and the scanner, so the writer
+ * calls none of them by name). In order, each tick:
+ *
+ *  1. waits while a program thread scans (the writer would map and unmap
+ *     memory under the scanner's feet);
+ *  2. writes a SAMPLE record every GCSPY_SAMPLE_MS (resident bytes, glibc's
+ *     mallinfo2);
+ *  3. syncs the module map (catches dlclose) and attaches CUPTI once the
+ *     CUDA driver shows up in it;
+ *  4. runs the steps integrations registered (python.c's);
+ *  5. flushes, when the flush interval has passed or full buffers wait;
+ *  6. runs a requested or periodic scan (scan_trigger.c).
+ * The writer sleeps until the flush interval, or the next periodic scan if
+ * sooner (the tick's due time).
+ */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cupti_load.h"
+#include "daemon.h"
+#include "emit.h"
+#include "mem.h"
+#include "modules.h"
+#include "scan.h"
+#include "scan_trigger.h"
+
+#define GS_MAX_STEPS 4
+static void (*steps[GS_MAX_STEPS])(void);
+static atomic_int nsteps;
+static uint64_t last_sample_ns;
+
+int gs_daemon_add_step(void (*step)(void))
+{
+    int n = atomic_load(&nsteps);
+    if (n >= GS_MAX_STEPS)
+        return -1;
+    steps[n] = step;
+    atomic_store_explicit(&nsteps, n + 1, memory_order_release);
+    return 0;
+}
+
+static void sample(void)
+{
+    char statm[128];
+    uint64_t rss = 0;
+    if (gs_read_file("/proc/self/statm", statm, sizeof statm - 1) > 0) {
+        statm[127] = 0;
+        const char *p = strchr(statm, ' ');
+        for (p = p ? p + 1 : ""; *p >= '0' && *p <= '9'; p++)
+            rss = rss * 10 + (uint64_t)(*p - '0');
+        rss *= (uint64_t)sysconf(_SC_PAGESIZE);
+    }
+    struct mallinfo2 mi = mallinfo2();
+    struct gs_sample s = {rss, mi.arena, mi.ordblks, mi.hblks, mi.hblkhd, mi.uordblks,
+                          mi.fordblks, mi.keepcost};
+    gs_emit_sample(&s);
+}
+
+static void tick(void)
+{
+    while (gs_scan_running() && !gs_writer_stopping()) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    uint64_t now = gs_now_fine();
+    if (gs_opt.sample_ms && now - last_sample_ns >= gs_opt.sample_ms * 1000000ull) {
+        last_sample_ns = now;
+        sample();
+    }
+    gs_modules_sync();
+    gs_cupti_maybe_load();
+    for (int i = 0, n = atomic_load_explicit(&nsteps, memory_order_acquire); i < n; i++)
+        steps[i]();
+    gs_writer_flush_due(now);
+    gs_scan_tick();
+}
+
+void gs_daemon_init(void)
+{
+    gs_writer_set_tick(tick, gs_scan_next_due_ns);
+}

@@ -1,0 +1,485 @@
+/*
+ * The leak scan's marker: a conservative mark over the live-block table
+ * (scan.c runs it with the world stopped, or in the scan's forked child).
+ *
+ *  - The prepass over the table notes the regions that hold tracked blocks
+ *    (what a word must point into to be worth a lookup, and the heap that
+ *    is not a root) and the list of large blocks.
+ *  - From the roots (roots.c), marking follows start pointers only: what is
+ *    reached is REACHABLE. Interior pointers met on the way are remembered.
+ *  - From the remembered interior pointers, marking follows start and
+ *    interior pointers: what is newly reached is POSSIBLE (reached only
+ *    through a chain with an interior pointer). A device or VMM block is a
+ *    leaf, never scanned, and reachable through any pointer into it.
+ * What is still unmarked then is lost: classify.c takes it from there.
+ *
+ * Marking uses only gcspy's own memory and raw syscalls, and never
+ * recurses: the mark stack is an explicit array with room for every live
+ * block.
+ *
+ * PyTorch-aware mode (torch.c) adds two things. Host blocks whose stacks
+ * are weak (allocated by the caching allocator's code) are scanned, but
+ * the device pointers in them count for nothing: they keep the allocator's
+ * own objects reachable, never a segment or a tensor's block. Device blocks
+ * that are the allocator's segments (weak stacks, or listed in the snapshot
+ * the scan was given) are M_POOL: never results, and a pointer into one is
+ * resolved to the snapshot's active block that holds it, which is then
+ * marked as a device leaf would be. Host blocks with the data bit (a CPU
+ * tensor's storage) are leaves: marked like any block, never scanned, since
+ * what they hold is numbers.
+ *
+ * Interior lookups need the block that contains an address. The table is a
+ * hash on addresses, but its slot function keeps every block of one 4 KiB
+ * page in one aligned window of 256 slots (table.h), so the blocks of a page
+ * are found by reading that window; a small block (< 64 KiB) starts at most
+ * 16 pages back. Blocks of 64 KiB and more are kept in a sorted array.
+ */
+#define _GNU_SOURCE
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "mark.h"
+
+/* ---- regions ---- */
+
+static inline uint64_t rhash(uint64_t r)
+{
+    return (r * 0x9E3779B97F4A7C15ull) >> 20;
+}
+
+/* Returns 1 when the region is new. */
+static int region_add(struct gs_scan *s, uint64_t r)
+{
+    uint64_t j = rhash(r) & s->rmask;
+    while (s->regions[j]) {
+        if (s->regions[j] == r + 1)
+            return 0;
+        j = (j + 1) & s->rmask;
+    }
+    s->regions[j] = r + 1;
+    return 1;
+}
+
+static inline int region_has(const struct gs_scan *s, uint64_t r)
+{
+    uint64_t j = rhash(r) & s->rmask;
+    for (;;) {
+        uint64_t v = s->regions[j];
+        if (v == r + 1)
+            return 1;
+        if (!v)
+            return 0;
+        j = (j + 1) & s->rmask;
+    }
+}
+
+static struct gs_block *find_large(const struct gs_scan *s, uintptr_t w);
+
+/* Cheap tests first: the span of all blocks, then the region set of small
+ * blocks, then (rarely) the sorted large blocks. */
+static inline int plausible(const struct gs_scan *s, uintptr_t w)
+{
+    if (w < s->lo || w >= s->hi)
+        return 0;
+    if (region_has(s, w >> GS_REGION_SHIFT))
+        return 1;
+    return w >= s->large_lo && w < s->large_hi && find_large(s, w);
+}
+
+/* ---- lookups ---- */
+
+static struct gs_block *find_large(const struct gs_scan *s, uintptr_t w)
+{
+    size_t a = 0, b = s->nlarge;
+    while (a < b) {
+        size_t m = (a + b) / 2;
+        if (s->large[m]->addr <= w)
+            a = m + 1;
+        else
+            b = m;
+    }
+    if (a == 0)
+        return NULL;
+    struct gs_block *blk = s->large[a - 1];
+    return w < blk->addr + blk->size ? blk : NULL;
+}
+
+/* The blocks that start in one 4 KiB page, sorted, built on first use during
+ * a scan: all of them have their home slot in one aligned window of 256
+ * slots (table.h), so one pass over that window (and the probe cluster that
+ * runs past its end) finds them. */
+struct page_list {
+    uint64_t page1;          /* page + 1; 0 = empty slot */
+    uint32_t start, n;       /* into pages_pool */
+};
+static struct page_list *pages;
+static uint64_t pages_mask;
+static struct gs_block **pages_pool;
+static size_t pages_used, pages_pool_cap;
+
+static const struct page_list *page_blocks(uintptr_t page)
+{
+    uint64_t j = (page * 0x9E3779B97F4A7C15ull >> 30) & pages_mask;
+    for (uint64_t n = 0; pages[j].page1; j = (j + 1) & pages_mask, n++) {
+        if (pages[j].page1 == page + 1)
+            return &pages[j];
+        if (n > pages_mask)
+            return NULL;
+    }
+    /* Build: scan the window, keep this page's blocks, sort them. */
+    uintptr_t pa = page << 12;
+    const struct gs_shard *sh = gs_shard_of(pa);
+    uint64_t mask = sh->cap - 1;
+    uint64_t w0 = gs_slot_of(pa, mask) & ~(uint64_t)255 & mask;
+    uint32_t start = (uint32_t)pages_used, n = 0;
+    for (uint64_t k = 0; k <= mask; k++) {
+        struct gs_block *b = &sh->slots[(w0 + k) & mask];
+        if (k >= 256 && !b->addr)
+            break;
+        if (!b->addr || (b->addr >> 12) != page)
+            continue;
+        if (pages_used >= pages_pool_cap)
+            return NULL;
+        uint32_t i = n++;
+        pages_pool[start + i] = b;
+        pages_used++;
+        while (i && pages_pool[start + i - 1]->addr > b->addr) {
+            pages_pool[start + i] = pages_pool[start + i - 1];
+            i--;
+        }
+        pages_pool[start + i] = b;
+    }
+    pages[j] = (struct page_list){page + 1, start, n};
+    return &pages[j];
+}
+
+/* The small block whose bytes contain w (w not a block start), or NULL: the
+ * last block starting at or before w, in w's page or (a block is below
+ * 64 KiB) one of the 16 before it. */
+static struct gs_block *find_small(uintptr_t w)
+{
+    uintptr_t page = w >> 12;
+    for (int back = 0; back < 17; back++, page--) {
+        const struct page_list *pl = page_blocks(page);
+        if (!pl)
+            return NULL;
+        struct gs_block *const *v = pages_pool + pl->start;
+        size_t a = 0, b = pl->n;
+        while (a < b) { /* first block starting after w */
+            size_t m = (a + b) / 2;
+            if (v[m]->addr <= w)
+                a = m + 1;
+            else
+                b = m;
+        }
+        if (a) {
+            struct gs_block *best = v[a - 1];
+            return w < best->addr + (best->size ? best->size : 1) ? best : NULL;
+        }
+    }
+    return NULL;
+}
+
+static struct gs_block *find_containing(const struct gs_scan *s, uintptr_t w)
+{
+    struct gs_block *b = find_large(s, w);
+    return b ? b : find_small(w);
+}
+
+static inline struct gs_block *find_start(uintptr_t w)
+{
+    return gs_table_lookup(gs_shard_of(w), w);
+}
+
+/* glibc lends a chunk's last 8 bytes to the block before it: for a request
+ * of n bytes with n % 16 in 1..8, the next chunk's header starts inside the
+ * block's last bytes, and the allocator's own state (the top chunk, free
+ * lists: roots in libc's data) points there. Such a pointer is about the
+ * next chunk, not the block: it must not make a leaked block "possible".
+ * Chunk size = request + 8 rounded up to 16, at least 32; the chunk starts
+ * 16 bytes before the block. */
+static inline int is_next_chunk(const struct gs_block *b, uintptr_t w)
+{
+    if (b->kind != GS_MEM_HOST || b->fn == GS_FN_MEMALIGN || b->fn == GS_FN_VALLOC)
+        return 0;
+    uint64_t chunk = (b->size + 8 + 15) & ~(uint64_t)15;
+    if (chunk < 32)
+        chunk = 32;
+    return w == b->addr - 16 + chunk;
+}
+
+/* ---- marking ---- */
+
+static inline void push(struct gs_scan *s, struct gs_block *b, uint8_t m)
+{
+    b->mark = m;
+    if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || gs_is_data(s, b))
+        return; /* leaves: reachable, never scanned */
+    if (s->sp < s->stack_cap)
+        s->stack[s->sp++] = b;
+}
+
+static void note_interior(struct gs_scan *s, uintptr_t w)
+{
+    if (s->ninterior < s->interior_cap)
+        s->interior[s->ninterior++] = w;
+    else
+        s->interior_overflow = 1;
+}
+
+/* A pointer into a caching-allocator segment: the snapshot's active block
+ * that holds it is reached, as a device leaf is (any pointer into it). */
+static void pool_visit(struct gs_scan *s, uintptr_t w, uint8_t mode)
+{
+    const struct gs_pool_view *pool = s->pool;
+    if (!pool || !pool->nblk)
+        return;
+    size_t a = gs_keyed_upto(pool->blk, pool->nblk, sizeof *pool->blk, w);
+    if (!a)
+        return;
+    struct gs_pool_blk *pb = &pool->blk[a - 1];
+    if (w >= pb->addr + (pb->size ? pb->size : 1))
+        return;
+    if (mode == M_IND) {
+        if (pb->mark == M_NONE || pb->mark == M_LEAD)
+            pb->mark = M_IND;
+    } else if (pb->mark == M_NONE) {
+        pb->mark = mode;
+    }
+}
+
+/* One word. mode: M_REACH follows start pointers (device blocks: any),
+ * remembering interior ones; M_POSS and M_IND follow every pointer. */
+static inline void visit_word(struct gs_scan *s, uintptr_t w, uint8_t mode, struct gs_block *leader)
+{
+    if (!plausible(s, w))
+        return;
+    /* The block's bytes will be read next if w is a block: start fetching
+     * them now, so that miss overlaps the table lookup's (pointer chasing
+     * through a list then costs one memory latency per block, not two). A
+     * prefetch of a bad address does nothing. */
+    __builtin_prefetch((const void *)w);
+    struct gs_block *b = find_start(w);
+    if (!b) {
+        if (mode == M_REACH) {
+            /* Interior pointers are resolved later, without knowing where
+             * they came from: those of allocator metadata are dropped now. */
+            if (!s->cur_weak)
+                note_interior(s, w);
+            return;
+        }
+        b = find_containing(s, w);
+        if (!b || is_next_chunk(b, w))
+            return;
+    }
+    if (GS_UNLIKELY(b->mark == M_POOL)) {
+        if (!s->cur_weak)
+            pool_visit(s, w, mode);
+        return;
+    }
+    if (GS_UNLIKELY(s->cur_weak) && (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM))
+        return;
+    if (mode == M_IND) {
+        if (b == leader || b->mark == M_IND || b->mark == M_REACH || b->mark == M_POSS)
+            return;
+        if (b->mark == M_LEAD) { /* a former leader joins this clique */
+            b->mark = M_IND;
+            return;
+        }
+        push(s, b, M_IND);
+        return;
+    }
+    if (b->mark == M_NONE)
+        push(s, b, mode);
+}
+
+void gs_mark_words(struct gs_scan *s, const uintptr_t *p, size_t n, uint8_t mode,
+                   struct gs_block *leader)
+{
+    s->bytes_scanned += n * sizeof *p;
+    for (size_t i = 0; i < n; i++)
+        visit_word(s, p[i], mode, leader);
+}
+
+/* Root ranges are copied out with process_vm_readv, which returns an error
+ * instead of faulting: a file mapping may end before its last page, and
+ * gcspy's writer thread, which runs on during a scan, may map and unmap its
+ * own scratch memory (zstd's workspace) after /proc/self/maps was read. A
+ * scan must never crash the program. */
+static void scan_range(struct gs_scan *s, uintptr_t lo, uintptr_t hi, uint8_t mode)
+{
+    s->cur_weak = 0;
+    lo &= ~(uintptr_t)7;
+    static uintptr_t buf[8192];
+    pid_t pid = getpid();
+    while (lo < hi) {
+        size_t n = hi - lo < sizeof buf ? hi - lo : sizeof buf;
+        struct iovec l = {buf, n}, r = {(void *)lo, n};
+        ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (got <= 0) {
+            lo = (lo + 4096) & ~(uintptr_t)4095; /* skip the page that failed */
+            continue;
+        }
+        gs_mark_words(s, buf, (size_t)got / 8, mode, NULL);
+        lo += (uintptr_t)got;
+    }
+}
+
+void gs_mark_drain(struct gs_scan *s, uint8_t mode, struct gs_block *leader)
+{
+    while (s->sp) {
+        struct gs_block *b = s->stack[--s->sp];
+        s->visited++;
+        s->cur_weak = gs_is_weak(s, b);
+        gs_mark_words(s, (const uintptr_t *)b->addr, b->size / 8, mode, leader);
+    }
+}
+
+/* ---- setup ---- */
+
+/* A device block the caching allocator owns: allocated from its code, or a
+ * segment of the snapshot. */
+static int is_segment(const struct gs_scan *s, const struct gs_block *b)
+{
+    const struct gs_pool_view *pool = s->pool;
+    if (gs_is_weak(s, b))
+        return 1;
+    if (!pool)
+        return 0;
+    size_t a = gs_keyed_upto(pool->seg, pool->nseg, sizeof *pool->seg, b->addr);
+    return a && pool->seg[a - 1].addr == b->addr;
+}
+
+/* Pass over the table: regions, large blocks, heap exclusions, totals. */
+int gs_mark_prepass(struct gs_scan *s, struct gs_range **heap, size_t *nheap, size_t *heap_cap)
+{
+    uint64_t nregions_max = 0;
+    for (int i = 0; i < GS_SHARDS; i++)
+        nregions_max += gs_shards[i].count;
+    uint64_t cap = 1024;
+    while (cap < 2 * nregions_max + 64)
+        cap *= 2;
+    s->regions = gs_pages_alloc(cap * sizeof *s->regions);
+    if (!s->regions)
+        return -1;
+    s->rmask = cap - 1;
+    s->lo = UINTPTR_MAX;
+    s->hi = 0;
+    uintptr_t last = ~(uintptr_t)0;
+    for (int i = 0; i < GS_SHARDS; i++) {
+        struct gs_shard *sh = &gs_shards[i];
+        for (uint64_t j = 0; j < sh->cap; j++) {
+            struct gs_block *b = &sh->slots[j];
+            if (!b->addr)
+                continue;
+            b->mark = M_NONE;
+            if (b->kind == GS_MEM_DEVICE && (s->bits || s->pool) && is_segment(s, b))
+                b->mark = M_POOL;
+            s->live_blocks++;
+            s->live_bytes += b->size;
+            uintptr_t end = b->addr + (b->size ? b->size : 1);
+            if (b->addr < s->lo)
+                s->lo = b->addr;
+            if (end > s->hi)
+                s->hi = end;
+            int host = b->kind != GS_MEM_DEVICE && b->kind != GS_MEM_VMM;
+            if (b->size >= GS_LARGE) {
+                if (GS_GROW(s->large, s->large_cap, s->nlarge + 1, 1024))
+                    return -1;
+                s->large[s->nlarge++] = b;
+                if (b->addr < s->large_lo || !s->large_lo)
+                    s->large_lo = b->addr;
+                if (end > s->large_hi)
+                    s->large_hi = end;
+                if (host && gs_range_push(heap, nheap, heap_cap, b->addr & ~(uintptr_t)4095,
+                                          (end + 4095) & ~(uintptr_t)4095))
+                    return -1;
+                continue;
+            }
+            uintptr_t r = b->addr >> GS_REGION_SHIFT, r2 = (end - 1) >> GS_REGION_SHIFT;
+            if (r == last && r2 == r)
+                continue;
+            last = r;
+            int fresh = region_add(s, r);
+            if (r2 != r)
+                fresh |= region_add(s, r2);
+            if (host && fresh) {
+                if (gs_range_push(heap, nheap, heap_cap, r << GS_REGION_SHIFT,
+                                  (r2 + 1) << GS_REGION_SHIFT))
+                    return -1;
+                if (*nheap == *heap_cap)
+                    *nheap = gs_range_merge(*heap, *nheap);
+            }
+        }
+    }
+    /* sort large blocks by address (insertion sort: there are few) */
+    for (size_t i = 1; i < s->nlarge; i++) {
+        struct gs_block *b = s->large[i];
+        size_t k = i;
+        while (k && s->large[k - 1]->addr > b->addr) {
+            s->large[k] = s->large[k - 1];
+            k--;
+        }
+        s->large[k] = b;
+    }
+    *nheap = gs_range_merge(*heap, *nheap);
+    return 0;
+}
+
+void gs_mark_roots(struct gs_scan *s, const struct gs_roots *roots)
+{
+    /* 3. roots, start pointers */
+    gs_mark_words(s, roots->regs, roots->nregs, M_REACH, NULL);
+    for (size_t i = 0; i < roots->n; i++) {
+        scan_range(s, roots->r[i].lo, roots->r[i].hi, M_REACH);
+        gs_mark_drain(s, M_REACH, NULL);
+    }
+    gs_mark_drain(s, M_REACH, NULL);
+    /* 4. interior pointers: device blocks reachable, others possible */
+    for (size_t i = 0; i < s->ninterior; i++) {
+        struct gs_block *b = find_containing(s, s->interior[i]);
+        if (b && b->mark == M_POOL) {
+            pool_visit(s, s->interior[i], M_REACH);
+            continue;
+        }
+        if (!b || b->mark != M_NONE || is_next_chunk(b, s->interior[i]))
+            continue;
+        int leaf = b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM;
+        push(s, b, leaf ? M_REACH : M_POSS);
+        gs_mark_drain(s, M_POSS, NULL);
+    }
+    if (s->interior_overflow) {
+        /* Too many to remember: rescan the roots following every pointer. */
+        s->ninterior = 0;
+        for (size_t i = 0; i < roots->n; i++) {
+            scan_range(s, roots->r[i].lo, roots->r[i].hi, M_POSS);
+            gs_mark_drain(s, M_POSS, NULL);
+        }
+    }
+}
+
+int gs_mark_pages_init(uint64_t total)
+{
+    uint64_t cap = 1 << 12;
+    while (cap < 2 * total && cap < (1u << 22))
+        cap *= 2;
+    pages_mask = cap - 1;
+    pages_pool_cap = total + 1024;
+    pages_used = 0;
+    pages = gs_pages_alloc(cap * sizeof *pages);
+    pages_pool = gs_pages_alloc(pages_pool_cap * sizeof *pages_pool);
+    return pages && pages_pool ? 0 : -1;
+}
+
+void gs_mark_free(struct gs_scan *s)
+{
+    gs_pages_free(pages, (pages_mask + 1) * sizeof *pages);
+    gs_pages_free(pages_pool, pages_pool_cap * sizeof *pages_pool);
+    pages = NULL;
+    pages_pool = NULL;
+    gs_pages_free(s->regions, (s->rmask + 1) * sizeof *s->regions);
+    gs_pages_free(s->large, s->large_cap * sizeof *s->large);
+    gs_pages_free(s->stack, s->stack_cap * sizeof *s->stack);
+    gs_pages_free(s->interior, s->interior_cap * sizeof *s->interior);
+}
+

@@ -1,0 +1,106 @@
+/*
+ * The leak scan's marking state, shared by the marker (mark.c), the
+ * classifier (classify.c) and the scan's phases (scan.c); and the caching
+ * allocator's view that marking resolves device pointers against (torch.c
+ * builds it).
+ */
+#ifndef GCSPY_MARK_H
+#define GCSPY_MARK_H
+
+#include "roots.h"
+#include "stack.h"
+#include "table.h"
+
+/* ---- a caching allocator's state at one moment (PyTorch-aware mode) ---- */
+struct gs_pool_seg { uint64_t addr, size; };
+struct gs_pool_blk {
+    uint64_t addr, size;
+    uint32_t stack;
+    uint8_t state, mark, pad[2];
+};
+/* Sorted by address (gs_keyed_upto looks them up); blk holds the active and
+ * pending-free blocks only. */
+struct gs_pool_view {
+    struct gs_pool_seg *seg;
+    size_t nseg;
+    struct gs_pool_blk *blk;
+    size_t nblk;
+};
+
+/* ---- marks (struct gs_block's and gs_pool_blk's mark) ---- */
+enum { M_NONE = 0, M_REACH = 1, M_POSS = 2, M_IND = 3, M_LEAD = 4, M_POOL = 5 };
+#define GS_REGION_SHIFT 16
+#define GS_LARGE (1ull << GS_REGION_SHIFT)
+
+struct gs_scan_result {
+    uint64_t addr, size;
+    uint32_t stack;
+    uint8_t kind, cls, fn, pad;
+};
+
+/* One scan's state. It lives in gcspy's bss (scan.c), not on a stack: the
+ * scanning thread's frames must hold no copy of a block address. */
+struct gs_scan {
+    /* plausibility: a hash set of 64 KiB regions holding any tracked byte */
+    uint64_t *regions;
+    uint64_t rmask;
+    uintptr_t lo, hi;
+    uintptr_t large_lo, large_hi;
+    /* blocks >= 64 KiB, sorted by address */
+    struct gs_block **large;
+    size_t nlarge, large_cap;
+    /* mark stack */
+    struct gs_block **stack;
+    size_t sp, stack_cap;
+    /* interior pointers met while marking REACHABLE */
+    uintptr_t *interior;
+    size_t ninterior, interior_cap;
+    int interior_overflow;
+    /* counters */
+    uint64_t bytes_scanned, visited, live_blocks, live_bytes;
+    int cur_weak; /* the words being scanned are a weak block's */
+    uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
+    /* results */
+    struct gs_scan_result *res;
+    size_t nres, res_cap;
+    int with_reachable;
+    /* PyTorch-aware mode, for this scan (set by its owner): */
+    struct gs_pool_view *pool;   /* the allocator's blocks, or NULL */
+    const uint8_t *bits;         /* per stack id: GS_SB_* bits (stack.h), or NULL */
+    uint32_t nbits;
+};
+
+/* allocator metadata: scanned, its device and interior pointers ignored */
+static inline int gs_is_weak(const struct gs_scan *s, const struct gs_block *b)
+{
+    return s->bits && b->stack < s->nbits && (s->bits[b->stack] & GS_SB_WEAK);
+}
+
+/* pointer-free (a CPU tensor's storage): never scanned */
+static inline int gs_is_data(const struct gs_scan *s, const struct gs_block *b)
+{
+    return s->bits && b->stack < s->nbits && (s->bits[b->stack] & GS_SB_DATA);
+}
+
+/* ---- the marker (mark.c) ---- */
+/* Before the stop, sized for `total` live blocks: the page lists of interior
+ * lookups. 0 or -1 (no memory). */
+int gs_mark_pages_init(uint64_t total);
+/* The pass over the table (world stopped): regions, large blocks, segments,
+ * totals, and the heap ranges that are not roots (sorted, merged). */
+int gs_mark_prepass(struct gs_scan *s, struct gs_range **heap, size_t *nheap, size_t *heap_cap);
+/* Marks from the roots: REACHABLE, then POSSIBLE through interior pointers. */
+void gs_mark_roots(struct gs_scan *s, const struct gs_roots *roots);
+/* Scans n words (a block's, from leader: M_IND), then everything pushed. */
+void gs_mark_words(struct gs_scan *s, const uintptr_t *p, size_t n, uint8_t mode,
+                   struct gs_block *leader);
+void gs_mark_drain(struct gs_scan *s, uint8_t mode, struct gs_block *leader);
+/* Gives back everything the marker mapped (page lists, regions, stacks). */
+void gs_mark_free(struct gs_scan *s);
+
+/* ---- the classifier (classify.c) ---- */
+/* After marking: cliques of lost blocks, then every block's class counted
+ * (and listed in s->res where reported), marks reset. */
+void gs_classify(struct gs_scan *s);
+
+#endif /* GCSPY_MARK_H */

@@ -1,0 +1,26 @@
+/*
+ * Python frames in allocation stacks (pyframes.c): the interpreter's frame
+ * chain read at each allocation and merged into the native stack, each
+ * frame a synthetic ip (GS_IP_PYFRAME | code id << 32 | line).
+ */
+#ifndef GCSPY_PYFRAMES_H
+#define GCSPY_PYFRAMES_H
+
+#include "shim.h"
+
+/* Python mode is on: the interpreter is 3.11 and its functions were found. */
+extern int gs_py_on;
+static inline int gs_py_active(void) { return gs_py_on; }
+/* Replaces the interpreter's native frames in ips[0..n) with Python frames
+ * (appends them when the native walk stopped short); returns the new n. */
+int gs_py_merge(uintptr_t *ips, int n, int max);
+/* A code id for a Python frame known only by its names (PyTorch's
+ * recorded stacks): a PYCODE record is written; 0 when the table is full. */
+uint32_t gs_py_code_new(const char *file, size_t flen, const char *fn, size_t fnlen);
+
+/* Start-up (python.c's gs_py_init): the functions only frame reading needs,
+ * then the code table, after which gs_py_on is set. 0, or -1. */
+int gs_pyframes_resolve(void);
+int gs_pyframes_start(void);
+
+#endif /* GCSPY_PYFRAMES_H */

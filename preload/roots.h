@@ -1,0 +1,32 @@
+/*
+ * The root set of a leak scan (roots.c), taken while the world is stopped.
+ */
+#ifndef GCSPY_ROOTS_H
+#define GCSPY_ROOTS_H
+
+#include "mem.h"
+#include "stop.h"
+
+struct gs_roots {
+    struct gs_range *r;
+    size_t n, cap;
+    uintptr_t *regs;         /* saved registers of stopped threads */
+    size_t nregs, regs_bytes;
+};
+
+/* Builds the root set while the world is stopped: writable private mappings
+ * that hold no tracked block and are not gcspy's, each stopped thread's stack
+ * from its saved stack pointer, the scanning thread's own stack (when it is
+ * a program thread) and every saved register. Uses only raw syscalls and
+ * gcspy's own memory. */
+int gs_roots_collect(struct gs_roots *roots, const struct gs_stopped *th, int nth,
+                     uintptr_t self_sp, int self_is_program, const struct gs_range *heap,
+                     size_t nheap);
+void gs_roots_free(struct gs_roots *roots);
+void gs_roots_init(void); /* at start-up: loader facts the stopped world cannot ask */
+/* Range arrays, for the heap exclusions mark.c builds: push (growing the
+ * array), and sort and merge in place (returns the new count). */
+int gs_range_push(struct gs_range **v, size_t *n, size_t *cap, uintptr_t lo, uintptr_t hi);
+size_t gs_range_merge(struct gs_range *a, size_t n);
+
+#endif /* GCSPY_ROOTS_H */

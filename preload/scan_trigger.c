@@ -1,0 +1,112 @@
+/*
+ * The scan triggers: what starts a leak scan (scan.c) and on which thread.
+ *
+ *  - gcspy_scan() (API) and the exit scan run in the calling thread, whose
+ *    stack is a root from its caller's frame up.
+ *  - The scan signal (GCSPY_SCAN_SIGNAL), the byte count (GCSPY_SCAN_BYTES,
+ *    counted by core.c on the allocation path) and the interval
+ *    (GCSPY_SCAN_INTERVAL_MS) only raise a request (gs_scan_requested,
+ *    core.h) and wake the writer: its tick (daemon.c) runs the scan here.
+ *
+ * A scan policy registered from above (torch.c's, once torch uses CUDA)
+ * may take a tick's scan off the writer thread, which must never wait for
+ * the GIL, or run gcspy_scan()'s scan with a snapshot first.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+
+#include "core.h"
+#include "mem.h"
+#include "roots.h"
+#include "scan.h"
+#include "scan_trigger.h"
+#include "writer.h"
+
+static int ready; /* gs_scan_init ran: the exit scan may run */
+static int (*policy_route)(int trigger);
+static int (*policy_api)(void);
+
+void gs_scan_set_policy(int (*route)(int trigger), int (*api)(void))
+{
+    policy_route = route;
+    policy_api = api;
+}
+
+__attribute__((visibility("default"), noinline)) int gcspy_scan(void)
+{
+    if (gs_tls.in_hook || !gs_tracing())
+        return -1;
+    int trc = policy_api ? policy_api() : -2;
+    return trc != -2 ? trc : gs_scan_program(GS_SCAN_TRIG_API, NULL);
+}
+
+__attribute__((noinline)) void gs_scan_at_exit(void)
+{
+    if (!ready || gs_exit_scan_done)
+        return;
+    GS_ENTRY_SP(sp);
+    gs_scan(GS_SCAN_TRIG_EXIT, sp);
+}
+
+/* ---- triggers that run on the writer thread ---- */
+
+/* gs_scan_requested holds the trigger + 1 of a pending request (0: none). */
+static void scan_signal_handler(int sig)
+{
+    (void)sig;
+    int saved = errno;
+    atomic_store(&gs_scan_requested, GS_SCAN_TRIG_SIGNAL + 1);
+    gs_writer_wake();
+    errno = saved;
+}
+
+uint64_t gs_scan_next_due_ns(void)
+{
+    if (!gs_opt.scan_interval_ms)
+        return UINT64_MAX;
+    uint64_t due = gs_last_scan_ns + gs_opt.scan_interval_ms * 1000000ull, now = gs_now_fine();
+    return due > now ? due - now : 0;
+}
+
+void gs_scan_tick(void)
+{
+    if (gs_exit_scan_done)
+        return; /* Python's atexit ran the exit scan: it stays the last */
+    int req = atomic_exchange(&gs_scan_requested, 0);
+    int trigger = req ? req - 1 : -1;
+    if (gs_opt.scan_interval_ms && gs_scan_next_due_ns() == 0 && trigger < 0)
+        trigger = GS_SCAN_TRIG_PERIODIC;
+    if (trigger < 0)
+        return;
+    /* The next periodic scan counts from this attempt, whatever its outcome:
+     * a scan that keeps failing must not keep the writer busy. */
+    gs_last_scan_ns = gs_now_fine();
+    atomic_store(&gs_bytes_since_scan, 0);
+    if (trigger != GS_SCAN_TRIG_EXIT && policy_route && policy_route(trigger))
+        return; /* the main thread scans, after a snapshot */
+    gs_scan(trigger, 0);
+}
+
+void gs_triggers_atfork_child(void)
+{
+    atomic_store(&gs_scan_requested, 0);
+    gs_scan_atfork_child();
+}
+
+int gs_scan_init(void)
+{
+    ready = 1;
+    gs_roots_init();
+    gs_last_scan_ns = gs_now_fine();
+    if (gs_opt.scan_signal) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = scan_signal_handler;
+        sa.sa_flags = SA_RESTART;
+        if (sigaction((int)gs_opt.scan_signal, &sa, NULL))
+            gs_log("cannot handle signal %d for scans", (int)gs_opt.scan_signal);
+    }
+    return gs_stop_init();
+}

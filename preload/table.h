@@ -1,0 +1,67 @@
+/*
+ * The live-block table (table.c): every tracked block, in 128 shards; each
+ * shard is also the stream its blocks' events are written to (shim.h's
+ * struct gs_stream), under the same lock.
+ */
+#ifndef GCSPY_TABLE_H
+#define GCSPY_TABLE_H
+
+#include "shim.h"
+
+struct gs_block {
+    uint64_t addr;   /* 0: empty slot */
+    uint64_t size;
+    uint32_t stack;
+    uint8_t kind;    /* enum gs_mem_kind */
+    uint8_t fn;      /* enum gs_alloc_fn */
+    uint8_t mark;    /* scanner's use */
+    uint8_t flags;
+};
+#define GS_SHARDS 128
+struct gs_shard {
+    struct gs_stream s;     /* lock guards the table and the buffer */
+    struct gs_block *slots;
+    uint64_t cap;           /* power of two */
+    uint64_t count;
+    uint64_t bytes;
+    char pad[64 - (sizeof(struct gs_stream) + 4 * sizeof(uint64_t)) % 64];
+};
+extern struct gs_shard gs_shards[GS_SHARDS];
+static inline struct gs_shard *gs_shard_of(uint64_t addr)
+{
+    /* Blocks of one 64 KiB region share a shard: consecutive allocations of
+     * one thread land in one buffer, so address deltas stay small. */
+    return &gs_shards[((addr >> 16) * 0x9E3779B97F4A7C15ull) >> 57];
+}
+/* Slot of an address in its shard's table. The page (4 KiB) picks, by a
+ * hash, an aligned window of 256 slots; the address within the page picks
+ * the slot in that window (xor a per-page hash, so pages laid out alike do
+ * not collide slot for slot). So the blocks of one page sit together
+ * (malloc hands out neighbours: the hot path stays in cache), every block of
+ * a page has its home in one window (the scanner's interior lookup reads
+ * just that window), and pages spread evenly over the table. Tables start
+ * at one window (256 slots, table.c), so a window always fits. */
+static inline uint64_t gs_slot_of(uint64_t addr, uint64_t mask)
+{
+    uint64_t ph = (addr >> 12) * 0x9E3779B97F4A7C15ull;
+    return (((ph >> 32) << 8) | (((addr >> 4) ^ (ph >> 56)) & 255)) & mask;
+}
+static inline struct gs_block *gs_table_lookup(const struct gs_shard *sh, uint64_t addr)
+{
+    uint64_t mask = sh->cap - 1, j = gs_slot_of(addr, mask);
+    for (;;) {
+        struct gs_block *b = &sh->slots[j];
+        if (!b->addr)
+            return NULL;
+        if (b->addr == addr)
+            return b;
+        j = (j + 1) & mask;
+    }
+}
+int gs_table_init(void);
+/* Under the shard lock: */
+int gs_table_insert(struct gs_shard *sh, const struct gs_block *b); /* 0 or -1 (no memory) */
+int gs_table_remove(struct gs_shard *sh, uint64_t addr, struct gs_block *out); /* 1 found */
+struct gs_block *gs_table_find(struct gs_shard *sh, uint64_t addr);
+
+#endif /* GCSPY_TABLE_H */

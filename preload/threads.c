@@ -1,0 +1,145 @@
+/*
+ * The per-thread registry: a struct gs_thread per program thread, made at
+ * the thread's first event (THREAD_START), given back to the list when the
+ * thread's TSD destructor runs (THREAD_EXIT) and reused by a later thread.
+ *
+ * The event counts live in the structs (core.c adds to them under the shard
+ * lock, without atomics); a dead thread's counts move into the dead_*
+ * totals under the registry lock, so TRACE_END's totals (gs_threads_totals)
+ * count every recorded event whatever threads came and went.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <string.h>
+
+#include "emit.h"
+#include "mem.h"
+#include "threads.h"
+
+extern void *__libc_stack_end;
+
+static pthread_key_t thread_key;
+static int thread_key_ok;
+static atomic_uint next_thread = 1;
+static atomic_int threads_lock;
+static struct gs_thread *threads;          /* every thread struct, live or dead */
+static uint64_t dead_allocs, dead_frees, dead_bytes;
+
+static void thread_bounds(struct gs_thread *th)
+{
+    if (th->tid == gs_pid) {
+        /* Frames of the main thread lie below __libc_stack_end. */
+        th->stack_hi = ((uintptr_t)__libc_stack_end + 4095) & ~(uintptr_t)4095;
+        return;
+    }
+    pthread_attr_t a;
+    void *lo;
+    size_t sz;
+    if (pthread_getattr_np(pthread_self(), &a) == 0) {
+        if (pthread_attr_getstack(&a, &lo, &sz) == 0) {
+            th->stack_lo = (uintptr_t)lo;
+            th->stack_hi = (uintptr_t)lo + sz;
+        }
+        pthread_attr_destroy(&a);
+    }
+}
+
+static void thread_exit(void *arg)
+{
+    struct gs_thread *th = arg;
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1;
+    if (gs_tracing())
+        gs_emit_thread(GS_REC_THREAD_EXIT, th->index, th->tid);
+    gs_spin_lock(&threads_lock);
+    dead_allocs += th->allocs;
+    dead_frees += th->frees;
+    dead_bytes += th->bytes;
+    th->allocs = th->frees = th->bytes = 0;
+    th->dead = 1;
+    gs_spin_unlock(&threads_lock);
+    gs_tls.th = NULL;
+    gs_tls.exited = 1; /* later events of this thread carry thread 0 */
+    gs_restore(saved);
+}
+
+void gs_threads_init(void)
+{
+    if (pthread_key_create(&thread_key, thread_exit) == 0)
+        thread_key_ok = 1;
+}
+
+struct gs_thread *gs_thread_get(void)
+{
+    if (gs_tls.th || gs_tls.exited)
+        return gs_tls.th;
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1;
+    struct gs_thread *th = NULL;
+    gs_spin_lock(&threads_lock);
+    /* A dead struct is claimed (cleared, so no longer dead) under the lock:
+     * two threads starting at once must not both take it. */
+    for (struct gs_thread *t = threads; t; t = t->next)
+        if (t->dead) {
+            th = t;
+            struct gs_thread *next = th->next;
+            memset(th, 0, sizeof *th);
+            th->next = next;
+            break;
+        }
+    gs_spin_unlock(&threads_lock);
+    if (!th) {
+        th = gs_pages_alloc(sizeof *th);
+        if (!th) {
+            gs_restore(saved);
+            return NULL;
+        }
+        gs_spin_lock(&threads_lock);
+        th->next = threads;
+        threads = th;
+        gs_spin_unlock(&threads_lock);
+    }
+    th->index = atomic_fetch_add(&next_thread, 1);
+    th->tid = gs_raw_gettid();
+    thread_bounds(th);
+    gs_tls.th = th;
+    if (thread_key_ok)
+        pthread_setspecific(thread_key, th);
+    gs_emit_thread(GS_REC_THREAD_START, th->index, th->tid);
+    gs_restore(saved);
+    return th;
+}
+
+void gs_threads_totals(uint64_t *allocs, uint64_t *frees, uint64_t *bytes)
+{
+    gs_spin_lock(&threads_lock);
+    *allocs = dead_allocs;
+    *frees = dead_frees;
+    *bytes = dead_bytes;
+    for (struct gs_thread *t = threads; t; t = t->next) {
+        *allocs += t->allocs;
+        *frees += t->frees;
+        *bytes += t->bytes;
+    }
+    gs_spin_unlock(&threads_lock);
+}
+
+void gs_threads_lock(void) { gs_spin_lock(&threads_lock); }
+void gs_threads_unlock(void) { gs_spin_unlock(&threads_lock); }
+
+/* Every lock the prepare handler took is the child's; the other threads'
+ * structs are dead. The forking thread keeps its index (its THREAD_START is
+ * written again in the child's trace) with its counts from zero. */
+void gs_threads_atfork_child(void)
+{
+    atomic_store(&threads_lock, 0);
+    dead_allocs = dead_frees = dead_bytes = 0;
+    for (struct gs_thread *t = threads; t; t = t->next)
+        if (t != gs_tls.th)
+            t->dead = 1;
+    struct gs_thread *th = gs_tls.th;
+    if (th) {
+        th->allocs = th->frees = th->bytes = 0;
+        th->tid = gs_raw_gettid();
+    }
+}

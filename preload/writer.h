@@ -1,0 +1,62 @@
+/*
+ * The byte sink (writer.c): streams of event buffers, the background writer
+ * thread that packs them into compressed chunks, and the trace file. Above
+ * it, emit.c encodes records into its streams; the writer learns what its
+ * thread does between flushes, and how a failed trace ends, from callbacks
+ * registered at start (life.c registers daemon.c's tick and emit.c's
+ * STOPPED encoder).
+ */
+#ifndef GCSPY_WRITER_H
+#define GCSPY_WRITER_H
+
+#include "shim.h"
+
+/* Returns a pointer where up to `need` bytes may be written into s's current
+ * buffer (starting one, with its TIMEBASE, if needed), or NULL when tracing
+ * has stopped. Caller holds s->lock and then calls gs_stream_commit. */
+uint8_t *gs_stream_reserve(struct gs_stream *s, size_t need);
+static inline void gs_stream_commit(struct gs_stream *s, uint8_t *end)
+{
+    s->cur->len = (uint32_t)(end - s->cur->data);
+}
+extern struct gs_stream gs_meta; /* definitions: STACK, MODULE, THREAD_*, ... */
+
+int gs_writer_open(void);      /* opens the trace file; 0 or -1 */
+int gs_writer_start(void);     /* starts the background thread */
+/* Writes everything buffered so far, synchronously, from the calling thread. */
+void gs_writer_flush(void);
+/* Final flush, then `tail` (already encoded records) in the last chunk, then
+ * close; nothing is written afterwards. 0 when everything reached the file. */
+int gs_writer_close(const uint8_t *tail, size_t tail_len);
+/* fork: lock(0) = writer mutex (first), lock(1) = buffer pool (last). */
+void gs_writer_atfork_lock(int pool);
+void gs_writer_atfork_unlock(int pool);
+/* After fork, in the child: forget the parent's buffers and file. */
+void gs_writer_atfork_child(void);
+const char *gs_writer_path(void);
+/* Wakes the writer thread (a scan request, new work for its tick). */
+void gs_writer_wake(void);
+/* The exit, once tracing is stopped: no thread is left waiting for room. */
+void gs_writer_release_waiters(void);
+
+/* What the writer thread does between flushes: run() after each wait (it
+ * calls gs_writer_flush_due where the flush belongs among its steps), and
+ * due_ns() the time until it wants to run again, which shortens the wait
+ * (flush interval otherwise). Without a tick the thread only flushes. */
+void gs_writer_set_tick(void (*run)(void), uint64_t (*due_ns)(void));
+/* Flushes when the flush interval has passed or full buffers wait. */
+void gs_writer_flush_due(uint64_t now);
+/* The writer thread has been asked to end (the exit). */
+int gs_writer_stopping(void);
+/* The record that ends a failed trace: enc(p, t, why) writes it at p and
+ * returns its end (emit.c's gs_emit_stopped). */
+void gs_writer_set_stop_record(uint8_t *(*enc)(uint8_t *p, uint64_t t, const char *why));
+
+/* Stops tracing after an internal failure: one line on stderr ("WHAT: WHY;
+ * tracing stopped, the program runs on"), hooks pass straight through from
+ * now on, the program runs on. The trace ends with a STOPPED record naming
+ * the failure, unless writing the file is what failed (writer.c). */
+void gs_fail(const char *what, int err);  /* WHY: strerror(err) */
+void gs_fail_why(const char *what, const char *why);
+
+#endif /* GCSPY_WRITER_H */
