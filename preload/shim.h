@@ -9,8 +9,9 @@
  * directly by the unit tests (tests/unit/test_core.c) with fake pointers.
  *
  * Its files form layers, and calls go down: a file calls only files of its
- * own layer or a lower one, and includes only their headers (each .c has its
- * own .h). A lower layer that must learn something from a higher one offers
+ * own layer or a lower one, and includes only their headers (foo.c's is
+ * foo.h; state.c's is this one, classify.c's is mark.h; the hooks have
+ * none). A lower layer that must learn something from a higher one offers
  * a callback (registered at start, never on the malloc path) or a counter.
  * preload/LAYERS is the table; tests/integration/layers_preload.sh checks it
  * from the objects' symbols and the #include lines; docs/design.md draws it.
