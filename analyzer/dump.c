@@ -31,29 +31,75 @@
 #include "gcspy/pp.h"
 #include "trace_reader.h"
 
+/* Output through the stream's buffer one byte at a time (dump writes tens of
+ * millions of short fields; printf's parsing was most of its time). */
+static void put_s(FILE *f, const char *s)
+{
+    while (*s)
+        putc_unlocked(*s++, f);
+}
+
+static void put_u64(FILE *f, uint64_t v)
+{
+    char b[20], *p = b + sizeof b;
+    do
+        *--p = (char)('0' + v % 10);
+    while (v /= 10);
+    while (p < b + sizeof b)
+        putc_unlocked(*p++, f);
+}
+
+static void put_i64(FILE *f, int64_t v)
+{
+    if (v < 0)
+        putc_unlocked('-', f);
+    put_u64(f, v < 0 ? -(uint64_t)v : (uint64_t)v);
+}
+
+/* "0x" then lower-case hex digits, as printf's "0x%x". */
+static void put_x64(FILE *f, uint64_t v)
+{
+    char b[16], *p = b + sizeof b;
+    do
+        *--p = "0123456789abcdef"[v & 15];
+    while (v >>= 4);
+    putc_unlocked('0', f);
+    putc_unlocked('x', f);
+    while (p < b + sizeof b)
+        putc_unlocked(*p++, f);
+}
+
+static void put_byte_hex(FILE *f, uint8_t c)
+{
+    putc_unlocked("0123456789abcdef"[c >> 4], f);
+    putc_unlocked("0123456789abcdef"[c & 15], f);
+}
+
 /* One byte of a quoted string, C-escaped. */
 static void put_char(FILE *f, uint8_t c)
 {
     switch (c) {
-    case '\\': fputs("\\\\", f); break;
-    case '"': fputs("\\\"", f); break;
-    case '\n': fputs("\\n", f); break;
-    case '\r': fputs("\\r", f); break;
-    case '\t': fputs("\\t", f); break;
+    case '\\': put_s(f, "\\\\"); break;
+    case '"': put_s(f, "\\\""); break;
+    case '\n': put_s(f, "\\n"); break;
+    case '\r': put_s(f, "\\r"); break;
+    case '\t': put_s(f, "\\t"); break;
     default:
-        if (c >= 0x20 && c < 0x7f)
-            fputc(c, f);
-        else
-            fprintf(f, "\\x%02x", c);
+        if (c >= 0x20 && c < 0x7f) {
+            putc_unlocked(c, f);
+        } else {
+            put_s(f, "\\x");
+            put_byte_hex(f, c);
+        }
     }
 }
 
 static void put_str(FILE *f, struct gs_bytes b)
 {
-    fputc('"', f);
+    putc_unlocked('"', f);
     for (size_t i = 0; i < b.n; i++)
         put_char(f, b.p[i]);
-    fputc('"', f);
+    putc_unlocked('"', f);
 }
 
 /* argv is NUL-separated: printed as one string with the arguments joined by
@@ -61,50 +107,49 @@ static void put_str(FILE *f, struct gs_bytes b)
  * recoverable. */
 static void put_argv(FILE *f, struct gs_bytes b)
 {
-    fputc('"', f);
+    putc_unlocked('"', f);
     for (size_t i = 0; i < b.n; i++) {
         if (b.p[i] == '\0')
-            fputc(' ', f);
+            putc_unlocked(' ', f);
         else if (b.p[i] == ' ')
-            fputs("\\x20", f);
+            put_s(f, "\\x20");
         else
             put_char(f, b.p[i]);
     }
-    fputc('"', f);
+    putc_unlocked('"', f);
 }
 
 static void put_hex(FILE *f, struct gs_bytes b)
 {
     for (size_t i = 0; i < b.n; i++)
-        fprintf(f, "%02x", b.p[i]);
+        put_byte_hex(f, b.p[i]);
 }
 
 /* name, or v in decimal when it has none. */
 static void put_enum(FILE *f, uint64_t v, const char *name)
 {
     if (name)
-        fputs(name, f);
+        put_s(f, name);
     else
-        fprintf(f, "%" PRIu64, v);
+        put_u64(f, v);
 }
 
 static void put_segflags(FILE *f, uint64_t fl)
 {
     /* PF_R 4, PF_W 2, PF_X 1 (elf.h) */
-    fputc(fl & 4 ? 'r' : '-', f);
-    fputc(fl & 2 ? 'w' : '-', f);
-    fputc(fl & 1 ? 'x' : '-', f);
+    putc_unlocked(fl & 4 ? 'r' : '-', f);
+    putc_unlocked(fl & 2 ? 'w' : '-', f);
+    putc_unlocked(fl & 1 ? 'x' : '-', f);
 }
 
 /* " key=" then the value, by records.def's print column; s is the
  * record's union member, m the field's member in it, en its enum. */
-#define PUT_KEY(key) fputs(" " key "=", f)
-#define PUT_DEC(key, s, m, en) PUT_KEY(key), \
-    fprintf(f, _Generic((s).m, int64_t: "%" PRId64, default: "%" PRIu64), (s).m)
-#define PUT_HEX(key, s, m, en) PUT_KEY(key), fprintf(f, "0x%" PRIx64, (s).m)
+#define PUT_KEY(key) put_s(f, " " key "=")
+#define PUT_DEC(key, s, m, en) PUT_KEY(key), _Generic((s).m, int64_t: put_i64, default: put_u64)(f, (s).m)
+#define PUT_HEX(key, s, m, en) PUT_KEY(key), put_x64(f, (s).m)
 /* rank+1 style fields: 0 means unset. */
 #define PUT_PLUS1(key, s, m, en) \
-    ((s).m ? (void)fprintf(f, " " key "=%" PRIu64, (s).m - 1) : (void)fputs(" " key "=-", f))
+    PUT_KEY(key), (s).m ? put_u64(f, (s).m - 1) : (void)putc_unlocked('-', f)
 #define PUT_ENUM(key, s, m, en) PUT_KEY(key), put_enum(f, (s).m, gs_##en##_name((s).m))
 /* minor 1 appended the field: 0 (and older records) print as before */
 #define PUT_ENUMNZ(key, s, m, en) if ((s).m) PUT_ENUM(key, s, m, en)
@@ -113,24 +158,38 @@ static void put_segflags(FILE *f, uint64_t fl)
 #define PUT_ARGV(key, s, m, en) PUT_KEY(key), put_argv(f, (s).m)
 #define PUT_IP(key, s, m, en)                                                   \
     PUT_HEX(key, s, m, en);                                                     \
-    if ((s).m & GS_IP_PYFRAME)                                                  \
-        fprintf(f, " pycode=%" PRIu64 " line=%" PRIu64,                         \
-                (uint64_t)(((s).m & ~GS_IP_PYFRAME) >> 32), (uint64_t)((s).m & 0xffffffffu))
+    if ((s).m & GS_IP_PYFRAME) {                                                \
+        put_s(f, " pycode=");                                                   \
+        put_u64(f, ((s).m & ~GS_IP_PYFRAME) >> 32);                             \
+        put_s(f, " line=");                                                     \
+        put_u64(f, (s).m & 0xffffffffu);                                        \
+    }
 #define PUT_SEGS(key, s, m, en)                                                 \
     PUT_KEY(key);                                                               \
     for (uint64_t i_ = 0; i_ < (s).n##m; i_++) {                                \
-        fprintf(f, "%s0x%" PRIx64 "+0x%" PRIx64 ":", i_ ? "," : "", (s).m[i_].vaddr, \
-                (s).m[i_].memsz);                                               \
+        if (i_)                                                                 \
+            putc_unlocked(',', f);                                              \
+        put_x64(f, (s).m[i_].vaddr);                                            \
+        putc_unlocked('+', f);                                                  \
+        put_x64(f, (s).m[i_].memsz);                                            \
+        putc_unlocked(':', f);                                                  \
         put_segflags(f, (s).m[i_].flags);                                       \
     }
 #define PUT_CLASSES(key, s, m, en)                                              \
-    for (int c_ = 0; c_ < GS_CLASS__N; c_++)                                    \
-        fprintf(f, " %s_blocks=%" PRIu64 " %s_bytes=%" PRIu64, gs_##en##_name(c_), \
-                (s).m##_blocks[c_], gs_##en##_name(c_), (s).m##_bytes[c_]);
+    for (int c_ = 0; c_ < GS_CLASS__N; c_++) {                                  \
+        putc_unlocked(' ', f);                                                  \
+        put_s(f, gs_##en##_name(c_));                                           \
+        put_s(f, "_blocks=");                                                   \
+        put_u64(f, (s).m##_blocks[c_]);                                         \
+        putc_unlocked(' ', f);                                                  \
+        put_s(f, gs_##en##_name(c_));                                           \
+        put_s(f, "_bytes=");                                                    \
+        put_u64(f, (s).m##_bytes[c_]);                                          \
+    }
 
 /* The record's time prints first (as t=), every other field in order. */
 #define TIME_FIELD(x, enc, m, key, print, en, check) TIME_##enc
-#define TIME_T fprintf(f, " t=%" PRIu64, r->t);
+#define TIME_T put_s(f, " t="), put_u64(f, r->t);
 #define TIME_DT TIME_T
 #define TIME_TB TIME_T
 #define TIME_U
@@ -161,7 +220,7 @@ static void print_record(FILE *f, const struct gs_record *r)
     switch (r->type) {
 #define GS_RECORD(NAME, name, type, cls, x, dump, minor, doc, ...)                 \
     case GS_REC_##NAME:                                                             \
-        fputs(dump, f);                                                             \
+        put_s(f, dump);                                                             \
         GS_PP_EACH(TIME_FIELD, x, __VA_ARGS__)                                      \
         GS_PP_EACH(OTHER_FIELD, x, __VA_ARGS__)                                     \
         break;
@@ -171,7 +230,7 @@ static void print_record(FILE *f, const struct gs_record *r)
         /* The reader only returns types it decodes; keep the line anyway. */
         fprintf(f, "unknown type=0x%02x", r->type);
     }
-    fputc('\n', f);
+    putc_unlocked('\n', f);
 }
 
 static void dump_usage(FILE *f)

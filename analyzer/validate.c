@@ -232,26 +232,21 @@ static inline int block_ok_fast(uint64_t addr, uint64_t size)
     return addr && size < 1ull << 63 && (!size || addr + (size - 1) >= addr);
 }
 
-/* 1 when every field check of r passes: the fast path's test, inlined into
- * it (the type is known there, so only that record's tests remain). */
-static inline int fields_ok_fast(const struct gs_validate *v, const struct gs_record *r)
-{
-    uint64_t addr = 0, size = 0;
-    int block = 0;
-    (void)addr, (void)size, (void)block;
-    switch (r->type) {
+/* fast_<name>(v, r): 1 when every field check of a record of that type
+ * passes, for the fast path (straight-line tests, no switch). */
 #define GS_RECORD(NAME, name, type, cls, x, dump, minor, doc, ...)                  \
-    case GS_REC_##NAME:                                                              \
+    static inline int fast_##name(const struct gs_validate *v, const struct gs_record *r) \
+    {                                                                                \
+        uint64_t addr = 0, size = 0;                                                 \
+        int block = 0;                                                               \
+        (void)v, (void)r, (void)addr, (void)size;                                    \
         GS_PP_EACH(CK_ADDR, x, __VA_ARGS__)                                          \
         GS_PP_EACH(CK_SIZE, x, __VA_ARGS__)                                          \
         return 1 GS_PP_EACH(OK_THREAD, x, __VA_ARGS__) GS_PP_EACH(OK_STACK, x, __VA_ARGS__) \
-            && (!block || block_ok_fast(addr, size));
+            && (!block || block_ok_fast(addr, size));                                \
+    }
 #include "gcspy/records.def"
 #undef GS_RECORD
-    default:
-        return 1;
-    }
-}
 
 /* The field checks of r, each problem counted: its threads, then its
  * stacks, then its block. Returns 0 when the block is impossible (r is not
@@ -289,10 +284,19 @@ int gs_validate_pre(struct gs_validate *v, const struct gs_model *m, const struc
     if (__builtin_expect(v->have_proc && !v->have_end, 1)) {
         switch (r->type) {
         case GS_REC_FREE:
+            if (fast_free(v, r))
+                return 1;
+            break;
         case GS_REC_FREE_EX:
+            if (fast_free_ex(v, r))
+                return 1;
+            break;
         case GS_REC_ALLOC:
+            if (fast_alloc(v, r))
+                return 1;
+            break;
         case GS_REC_ALLOC_EX:
-            if (fields_ok_fast(v, r))
+            if (fast_alloc_ex(v, r))
                 return 1;
             break;
         default:
