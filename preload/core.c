@@ -76,12 +76,10 @@ static void emit_thread(uint8_t type, struct gs_thread *th)
     gs_spin_lock(&gs_meta.lock);
     uint8_t *p = gs_stream_reserve(&gs_meta, 48);
     if (p) {
-        uint8_t *b = gs_rec_open(p, type);
-        uint8_t *e = gs_put_u(b, th->index);
-        if (type == GS_REC_THREAD_START)
-            e = gs_put_u(e, (uint64_t)th->tid);
-        e = gs_put_u(e, gs_now());
-        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+        uint8_t *e = type == GS_REC_THREAD_START
+                         ? gs_rec_thread_start(p, th->index, (uint64_t)th->tid, gs_now())
+                         : gs_rec_thread_exit(p, th->index, gs_now());
+        gs_stream_commit(&gs_meta, e);
     }
     gs_spin_unlock(&gs_meta.lock);
 }
@@ -349,22 +347,13 @@ static void emit_process_start(uint64_t flags)
     gs_spin_lock(&gs_meta.lock);
     uint8_t *p = gs_stream_reserve(&gs_meta, (size_t)n + strlen(exe) + sizeof u.nodename + 128);
     if (p) {
-        uint8_t *b = gs_rec_open(p, GS_REC_PROCESS_START);
-        uint8_t *q = gs_put_u(b, (uint64_t)getpid());
-        q = gs_put_u(q, (uint64_t)getppid());
-        q = gs_put_u(q, wall0_ns);
-        q = gs_put_str(q, exe);
-        q = gs_put_bytes(q, cmdline, (size_t)n);
-        q = gs_put_str(q, u.nodename);
-        q = gs_put_u(q, env_num1(saved_envp, "RANK"));
-        q = gs_put_u(q, env_num1(saved_envp, "LOCAL_RANK"));
-        q = gs_put_u(q, env_num1(saved_envp, "WORLD_SIZE"));
-        q = gs_put_u(q, flags);
-        q = gs_put_str(q, GCSPY_VERSION);
-        q = gs_put_u(q, (uint64_t)gs_opt.unwind);
-        q = gs_put_u(q, gs_opt.depth);
-        q = gs_put_u(q, (uint64_t)sysconf(_SC_PAGESIZE));
-        gs_stream_commit(&gs_meta, gs_rec_close(b, q));
+        uint8_t *q = gs_rec_process_start(
+            p, (uint64_t)getpid(), (uint64_t)getppid(), wall0_ns, exe, strlen(exe), cmdline,
+            (size_t)n, u.nodename, strlen(u.nodename), env_num1(saved_envp, "RANK"),
+            env_num1(saved_envp, "LOCAL_RANK"), env_num1(saved_envp, "WORLD_SIZE"), flags,
+            GCSPY_VERSION, strlen(GCSPY_VERSION), (uint64_t)gs_opt.unwind, gs_opt.depth,
+            (uint64_t)sysconf(_SC_PAGESIZE));
+        gs_stream_commit(&gs_meta, q);
     }
     gs_spin_unlock(&gs_meta.lock);
 }
@@ -551,20 +540,9 @@ void gs_core_exit(int status, int scan)
     uint64_t allocs, frees, bytes, live_blocks, live_bytes;
     gs_totals(&allocs, &frees, &bytes, &live_blocks, &live_bytes);
     uint64_t t = gs_now_fine();
-    uint8_t tail[256], *e;
-    uint8_t *b = gs_rec_open(tail, GS_REC_PROCESS_EXIT);
-    e = gs_put_u(b, t);
-    e = gs_put_s(e, status);
-    e = gs_put_u(e, GS_EXIT_NORMAL);
-    e = gs_rec_close(b, e);
-    b = gs_rec_open(e, GS_REC_TRACE_END);
-    e = gs_put_u(b, t);
-    e = gs_put_u(e, allocs);
-    e = gs_put_u(e, frees);
-    e = gs_put_u(e, bytes);
-    e = gs_put_u(e, live_blocks);
-    e = gs_put_u(e, live_bytes);
-    e = gs_rec_close(b, e);
+    uint8_t tail[GS_REC_PROCESS_EXIT_MAX + GS_REC_TRACE_END_MAX];
+    uint8_t *e = gs_rec_process_exit(tail, t, status, GS_EXIT_NORMAL);
+    e = gs_rec_trace_end(e, t, allocs, frees, bytes, live_blocks, live_bytes);
     int ok = gs_writer_close(tail, (size_t)(e - tail)) == 0;
     char h1[32], h2[32];
     human(h1, sizeof h1, bytes);
@@ -587,10 +565,7 @@ void gs_on_exec(const char *path)
     gs_spin_lock(&gs_meta.lock);
     uint8_t *p = gs_stream_reserve(&gs_meta, n + 32);
     if (p) {
-        uint8_t *b = gs_rec_open(p, GS_REC_EXEC);
-        uint8_t *e = gs_put_u(b, gs_now_fine());
-        e = gs_put_bytes(e, path, n);
-        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+        gs_stream_commit(&gs_meta, gs_rec_exec(p, gs_now_fine(), path, n));
     }
     gs_spin_unlock(&gs_meta.lock);
     gs_writer_flush();
@@ -696,16 +671,15 @@ static void fork_child(void)
 
 /* ---- other records ---- */
 
-/* One length-prefixed record of n unsigned varints into the meta stream. */
-void gs_emit_meta(uint8_t type, const uint64_t *v, int n)
+/* One record, encoded by the caller, into the meta stream. */
+void gs_emit_meta(const uint8_t *rec, const uint8_t *end)
 {
+    size_t n = (size_t)(end - rec);
     gs_spin_lock(&gs_meta.lock);
-    uint8_t *p = gs_stream_reserve(&gs_meta, 16 + (size_t)n * GS_VARINT_MAX);
+    uint8_t *p = gs_stream_reserve(&gs_meta, n);
     if (p) {
-        uint8_t *b = gs_rec_open(p, type), *e = b;
-        for (int i = 0; i < n; i++)
-            e = gs_put_u(e, v[i]);
-        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+        memcpy(p, rec, n);
+        gs_stream_commit(&gs_meta, p + n);
     }
     gs_spin_unlock(&gs_meta.lock);
 }
@@ -713,15 +687,16 @@ void gs_emit_meta(uint8_t type, const uint64_t *v, int n)
 void gs_record_pause(uint64_t t0, uint64_t t1, unsigned kind, uint64_t a, uint64_t b)
 {
     struct gs_thread *th = gs_tls.th;
-    uint64_t v[6] = {t0, t1, kind, th ? th->index : 0, a, b};
-    gs_emit_meta(GS_REC_PAUSE, v, 6);
+    uint8_t rec[GS_REC_PAUSE_MAX];
+    gs_emit_meta(rec, gs_rec_pause(rec, t0, t1, kind, th ? th->index : 0, a, b));
 }
 
 void gs_record_device_sample(unsigned device, unsigned kind, uint64_t reserved, uint64_t in_use,
                              uint64_t segments, uint64_t largest_free)
 {
-    uint64_t v[7] = {gs_now_fine(), device, kind, reserved, in_use, segments, largest_free};
-    gs_emit_meta(GS_REC_DEVICE_SAMPLE, v, 7);
+    uint8_t rec[GS_REC_DEVICE_SAMPLE_MAX];
+    gs_emit_meta(rec, gs_rec_device_sample(rec, gs_now_fine(), device, kind, reserved, in_use,
+                                           segments, largest_free));
 }
 
 /* ---- public API that lives in the core ---- */
@@ -743,12 +718,8 @@ void gs_record_marker(unsigned kind, const char *label)
     gs_spin_lock(&gs_meta.lock);
     uint8_t *p = gs_stream_reserve(&gs_meta, n + 48);
     if (p) {
-        uint8_t *b = gs_rec_open(p, GS_REC_MARKER);
-        uint8_t *e = gs_put_u(b, gs_now_fine());
-        e = gs_put_u(e, th ? th->index : 0);
-        e = gs_put_u(e, kind);
-        e = gs_put_bytes(e, label, n);
-        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+        gs_stream_commit(&gs_meta,
+                         gs_rec_marker(p, gs_now_fine(), th ? th->index : 0, kind, label, n));
     }
     gs_spin_unlock(&gs_meta.lock);
 }

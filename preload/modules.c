@@ -87,25 +87,20 @@ static int emit_module(const struct dl_phdr_info *info, uint32_t id)
     uint8_t *p = gs_stream_reserve(&gs_meta, 64 + nlen + blen + 32 * (size_t)info->dlpi_phnum);
     if (!p)
         return -1;
-    uint8_t *b = gs_rec_open(p, GS_REC_MODULE);
-    uint8_t *e = gs_put_u(b, id);
-    e = gs_put_u(e, gs_now());
-    e = gs_put_u(e, info->dlpi_addr);
-    e = gs_put_bytes(e, name, nlen);
-    e = gs_put_bytes(e, bid, blen);
     int nseg = 0;
     for (int i = 0; i < info->dlpi_phnum; i++)
         nseg += info->dlpi_phdr[i].p_type == PT_LOAD;
-    e = gs_put_u(e, (uint64_t)nseg);
+    /* The loadable segments, a few in any real object: ld.so itself keeps
+     * an array of this size (its loadcmds) on the stack for each one. */
+    struct gs_seg seg[nseg ? nseg : 1];
+    nseg = 0;
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_LOAD)
-            continue;
-        e = gs_put_u(e, ph->p_vaddr);
-        e = gs_put_u(e, ph->p_memsz);
-        e = gs_put_u(e, ph->p_flags);
+        if (ph->p_type == PT_LOAD)
+            seg[nseg++] = (struct gs_seg){ph->p_vaddr, ph->p_memsz, ph->p_flags};
     }
-    gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+    gs_stream_commit(&gs_meta, gs_rec_module(p, id, gs_now(), info->dlpi_addr, name, nlen, bid,
+                                             blen, (size_t)nseg, seg));
     return 0;
 }
 
@@ -199,9 +194,7 @@ void gs_modules_sync(void)
             gs_spin_lock(&gs_meta.lock);
             uint8_t *p = gs_stream_reserve(&gs_meta, 32);
             if (p) {
-                uint8_t *b = gs_rec_open(p, GS_REC_MODULE_UNLOAD);
-                uint8_t *e = gs_put_u(gs_put_u(b, mods[i].id), gs_now());
-                gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+                gs_stream_commit(&gs_meta, gs_rec_module_unload(p, mods[i].id, gs_now()));
             }
             gs_spin_unlock(&gs_meta.lock);
             mods[i] = mods[--nmods];

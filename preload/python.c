@@ -100,12 +100,8 @@ static int emit_pycode(uint32_t id, const char *file, size_t flen, const char *f
     gs_spin_lock(&gs_meta.lock);
     uint8_t *p = gs_stream_reserve(&gs_meta, flen + fnlen + 48);
     if (p) {
-        uint8_t *b = gs_rec_open(p, GS_REC_PYCODE);
-        uint8_t *e = gs_put_u(b, id);
-        e = gs_put_bytes(e, file, flen);
-        e = gs_put_bytes(e, fn, fnlen);
-        e = gs_put_u(e, (uint64_t)(firstline > 0 ? firstline : 0));
-        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+        gs_stream_commit(&gs_meta, gs_rec_pycode(p, id, file, flen, fn, fnlen,
+                                                 (uint64_t)(firstline > 0 ? firstline : 0)));
     }
     gs_spin_unlock(&gs_meta.lock);
     return p ? 0 : -1;

@@ -789,21 +789,17 @@ static int run_scan(int trigger, uintptr_t self_sp)
     }
 
     /* The world runs again: write the results. */
-    uint64_t begin[4] = {id, t_start, (uint64_t)trigger, (uint64_t)fork_mode};
-    gs_emit_meta(GS_REC_SCAN_BEGIN, begin, 4);
+    uint8_t begin[GS_REC_SCAN_BEGIN_MAX], block[GS_REC_SCAN_BLOCK_MAX], end[GS_REC_SCAN_END_MAX];
+    gs_emit_meta(begin, gs_rec_scan_begin(begin, id, t_start, (uint64_t)trigger,
+                                          (uint64_t)fork_mode));
     for (size_t i = 0; i < s.nres; i++) {
         const struct result *r = &s.res[i];
-        uint64_t v[7] = {id, r->addr, r->size, r->stack, r->kind, r->cls, r->fn};
-        gs_emit_meta(GS_REC_SCAN_BLOCK, v, 7);
+        gs_emit_meta(block, gs_rec_scan_block(block, id, r->addr, r->size, r->stack, r->kind,
+                                              r->cls, r->fn));
     }
-    uint64_t end[10 + 2 * GS_CLASS__N] = {id, t_start, t_stopped, t_marked, t_end,
-                                          (uint64_t)nstopped, s.bytes_scanned, s.visited,
-                                          s.live_blocks, s.live_bytes};
-    for (int c = 0; c < GS_CLASS__N; c++) {
-        end[10 + 2 * c] = s.cls_blocks[c];
-        end[11 + 2 * c] = s.cls_bytes[c];
-    }
-    gs_emit_meta(GS_REC_SCAN_END, end, 10 + 2 * GS_CLASS__N);
+    gs_emit_meta(end, gs_rec_scan_end(end, id, t_start, t_stopped, t_marked, t_end,
+                                      (uint64_t)nstopped, s.bytes_scanned, s.visited,
+                                      s.live_blocks, s.live_bytes, s.cls_blocks, s.cls_bytes));
     free_scan(&s);
     if (fork_mode)
         munmap(out, out_bytes);

@@ -313,9 +313,10 @@ void gs_core_exit(int status, int scan);
 void gs_on_alloc(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, unsigned fn);
 void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind, unsigned fn,
                     unsigned device, uint64_t stream, uint64_t dur_ns);
-/* One length-prefixed record of n unsigned varints into the meta stream
- * (takes the meta lock; the caller holds the recursion flag). */
-void gs_emit_meta(uint8_t type, const uint64_t *v, int n);
+/* One record the caller encoded (a gs_rec_<name> encoder, into [rec, end))
+ * into the meta stream (takes the meta lock; the caller holds the recursion
+ * flag). */
+void gs_emit_meta(const uint8_t *rec, const uint8_t *end);
 /* PAUSE and DEVICE_SAMPLE records (times from gs_now_fine). */
 void gs_record_pause(uint64_t t0, uint64_t t1, unsigned kind, uint64_t a, uint64_t b);
 void gs_record_device_sample(unsigned device, unsigned kind, uint64_t reserved, uint64_t in_use,

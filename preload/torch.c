@@ -500,11 +500,11 @@ static uint32_t block_stack(PyObject *blk)
 static struct gs_pool_view view;
 static size_t seg_cap, blk_cap;
 
-static void emit(uint8_t type, const uint64_t *v, int n)
+static void emit(const uint8_t *rec, const uint8_t *end)
 {
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1;
-    gs_emit_meta(type, v, n);
+    gs_emit_meta(rec, end);
     gs_restore(saved);
 }
 
@@ -552,12 +552,12 @@ static void walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct 
         c->segs++;
         if (out) {
             PyObject *type = dget(seg, "segment_type");
-            uint64_t v[6] = {id, u64_of(dget(seg, "device")), addr, size,
-                             u64_of(dget(seg, "stream")),
-                             str_is(type, "large")   ? GS_POOL_LARGE
-                             : str_is(type, "small") ? GS_POOL_SMALL
-                                                     : GS_POOL_OTHER};
-            emit(GS_REC_POOL_SEGMENT, v, 6);
+            uint8_t rec[GS_REC_POOL_SEGMENT_MAX];
+            emit(rec, gs_rec_pool_segment(rec, id, u64_of(dget(seg, "device")), addr, size,
+                                          u64_of(dget(seg, "stream")),
+                                          str_is(type, "large")   ? GS_POOL_LARGE
+                                          : str_is(type, "small") ? GS_POOL_SMALL
+                                                                  : GS_POOL_OTHER));
             if (grow((void **)&view.seg, &seg_cap, view.nseg + 1, sizeof *view.seg) == 0)
                 view.seg[view.nseg++] = (struct gs_pool_seg){addr, size};
         }
@@ -572,8 +572,9 @@ static void walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct 
                 PyObject *rq = dget(blk, "requested_size");
                 unsigned st = block_state(dget(blk, "state"));
                 uint32_t stack = st == GS_PBLK_INACTIVE ? 0 : block_stack(blk);
-                uint64_t v[6] = {id, baddr, bsize, rq ? u64_of(rq) : bsize, st, stack};
-                emit(GS_REC_POOL_BLOCK, v, 6);
+                uint8_t rec[GS_REC_POOL_BLOCK_MAX];
+                emit(rec, gs_rec_pool_block(rec, id, baddr, bsize, rq ? u64_of(rq) : bsize, st,
+                                            stack));
                 if (st != GS_PBLK_INACTIVE &&
                     grow((void **)&view.blk, &blk_cap, view.nblk + 1, sizeof *view.blk) == 0)
                     view.blk[view.nblk++] = (struct gs_pool_blk){baddr, bsize, stack,
@@ -597,10 +598,11 @@ static void walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct 
                 uint64_t us = u64_of(dget(ev, "time_us")), t = 0;
                 if (us && us * 1000 > wall0 && us * 1000 - wall0 <= gs_now_fine())
                     t = us * 1000 - wall0;
-                uint64_t v[8] = {id, t, (uint64_t)d, action_of(dget(ev, "action")),
-                                 u64_of(dget(ev, "addr")), u64_of(dget(ev, "size")),
-                                 u64_of(dget(ev, "stream")), frames_stack(dget(ev, "frames"))};
-                emit(GS_REC_POOL_EVENT, v, 8);
+                uint8_t rec[GS_REC_POOL_EVENT_MAX];
+                emit(rec, gs_rec_pool_event(rec, id, t, (uint64_t)d, action_of(dget(ev, "action")),
+                                            u64_of(dget(ev, "addr")), u64_of(dget(ev, "size")),
+                                            u64_of(dget(ev, "stream")),
+                                            frames_stack(dget(ev, "frames"))));
             }
             decref(ev);
         }
@@ -641,8 +643,8 @@ static int snapshot(unsigned why)
     struct counts c;
     walk(segs, traces, 0, 0, &c);
     uint64_t id = ++snap_seq;
-    uint64_t v[6] = {id, gs_now_fine(), why, c.segs, c.blks, c.events};
-    emit(GS_REC_POOL_SNAPSHOT, v, 6);
+    uint8_t rec[GS_REC_POOL_SNAPSHOT_MAX];
+    emit(rec, gs_rec_pool_snapshot(rec, id, gs_now_fine(), why, c.segs, c.blks, c.events));
     view.nseg = view.nblk = 0;
     walk(segs, traces, id, 1, &c);
     decref(snap);

@@ -500,17 +500,9 @@ static void sample(void)
     gs_spin_lock(&gs_meta.lock);
     uint8_t *p = gs_stream_reserve(&gs_meta, 128);
     if (p) {
-        uint8_t *b = gs_rec_open(p, GS_REC_SAMPLE);
-        uint8_t *e = gs_put_u(b, gs_now());
-        e = gs_put_u(e, rss);
-        e = gs_put_u(e, mi.arena);
-        e = gs_put_u(e, mi.ordblks);
-        e = gs_put_u(e, mi.hblks);
-        e = gs_put_u(e, mi.hblkhd);
-        e = gs_put_u(e, mi.uordblks);
-        e = gs_put_u(e, mi.fordblks);
-        e = gs_put_u(e, mi.keepcost);
-        gs_stream_commit(&gs_meta, gs_rec_close(b, e));
+        gs_stream_commit(&gs_meta, gs_rec_sample(p, gs_now(), rss, mi.arena, mi.ordblks, mi.hblks,
+                                                 mi.hblkhd, mi.uordblks, mi.fordblks,
+                                                 mi.keepcost));
     }
     gs_spin_unlock(&gs_meta.lock);
 }
@@ -551,11 +543,10 @@ static void end_stopped(void)
     }
     if (!write_failed) {
         struct gs_enc_state st;
-        uint8_t *b = gs_rec_open(gs_rec_timebase(raw, &st, gs_now()), GS_REC_STOPPED);
-        uint8_t *e = gs_put_u(b, stop_t);
-        e = gs_put_u(e, 0); /* nothing is recorded after the stop, so nothing counted */
-        e = gs_put_str(e, stop_reason);
-        emit_chunk((size_t)(gs_rec_close(b, e) - raw)); /* may fail too: then nothing */
+        /* dropped 0: nothing is recorded after the stop, so nothing counted */
+        uint8_t *e = gs_rec_stopped(gs_rec_timebase(raw, &st, gs_now()), stop_t, 0, stop_reason,
+                                    strlen(stop_reason));
+        emit_chunk((size_t)(e - raw)); /* may fail too: then nothing */
     }
     close(fd);
     fd = -1;
