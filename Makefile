@@ -56,13 +56,19 @@ readme-options: $(BUILD)/gcspy
 	@$(BUILD)/gcspy options --markdown > $(BUILD)/options.md
 	@awk -v f=$(BUILD)/options.md '/<!-- options:begin -->/{print; while ((getline l < f) > 0) print l; skip=1; next} /<!-- options:end -->/{skip=0} !skip' README.md > $(BUILD)/README.md && mv $(BUILD)/README.md README.md
 
+# docs/trace-format.md's record reference, enumerations and dump table,
+# regenerated from include/gcspy/records.def and enums.def.
+.PHONY: docs-records
+docs-records: $(BUILD)/tests/records_md
+	@BUILD=$(BUILD) bash scripts/docs-records.sh
+
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/gcspy $(DESTDIR)$(PREFIX)/include/gcspy
 	install -m 755 $(BUILD)/gcspy $(DESTDIR)$(PREFIX)/bin/gcspy
 	install -m 755 $(BUILD)/libgcspy.so $(DESTDIR)$(PREFIX)/lib/gcspy/libgcspy.so
 	for f in $(BUILD)/libgcspy_cupti.so; do [ -f $$f ] && install -m 755 $$f $(DESTDIR)$(PREFIX)/lib/gcspy/ || true; done
 	install -m 644 include/gcspy.h $(DESTDIR)$(PREFIX)/include/gcspy.h
-	install -m 644 include/gcspy/*.h $(DESTDIR)$(PREFIX)/include/gcspy/
+	install -m 644 include/gcspy/*.h include/gcspy/*.def $(DESTDIR)$(PREFIX)/include/gcspy/
 
 clean:
 	rm -rf build build-asan

@@ -11,7 +11,10 @@
  * Strings are quoted with C escapes (\\ \" \n \r \t, any other byte outside
  * 0x20..0x7e as \xHH, always two digits), so any bytes print safely and each
  * record stays on one line. Records with one time put t= first. Unknown enum
- * values print as decimal numbers.
+ * values print as decimal numbers. Each record's line is generated from
+ * include/gcspy/records.def (its word, keys, order and print column) and
+ * enum names come from enums.def, so the table and the printer cannot
+ * disagree.
  *
  * The first line is `trace version=MAJOR.MINOR file="..."`, the last
  * `end chunks=N records=M complete=yes|no` (complete: a TRACE_END was read).
@@ -23,33 +26,80 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analyze.h"
 #include "commands.h"
+#include "gcspy/names.h"
+#include "gcspy/pp.h"
 #include "trace_reader.h"
+
+/* Output through the stream's buffer one byte at a time (dump writes tens of
+ * millions of short fields; printf's parsing was most of its time). */
+static void put_s(FILE *f, const char *s)
+{
+    while (*s)
+        putc_unlocked(*s++, f);
+}
+
+static void put_u64(FILE *f, uint64_t v)
+{
+    char b[20], *p = b + sizeof b;
+    do
+        *--p = (char)('0' + v % 10);
+    while (v /= 10);
+    while (p < b + sizeof b)
+        putc_unlocked(*p++, f);
+}
+
+static void put_i64(FILE *f, int64_t v)
+{
+    if (v < 0)
+        putc_unlocked('-', f);
+    put_u64(f, v < 0 ? -(uint64_t)v : (uint64_t)v);
+}
+
+/* "0x" then lower-case hex digits, as printf's "0x%x". */
+static void put_x64(FILE *f, uint64_t v)
+{
+    char b[16], *p = b + sizeof b;
+    do
+        *--p = "0123456789abcdef"[v & 15];
+    while (v >>= 4);
+    putc_unlocked('0', f);
+    putc_unlocked('x', f);
+    while (p < b + sizeof b)
+        putc_unlocked(*p++, f);
+}
+
+static void put_byte_hex(FILE *f, uint8_t c)
+{
+    putc_unlocked("0123456789abcdef"[c >> 4], f);
+    putc_unlocked("0123456789abcdef"[c & 15], f);
+}
 
 /* One byte of a quoted string, C-escaped. */
 static void put_char(FILE *f, uint8_t c)
 {
     switch (c) {
-    case '\\': fputs("\\\\", f); break;
-    case '"': fputs("\\\"", f); break;
-    case '\n': fputs("\\n", f); break;
-    case '\r': fputs("\\r", f); break;
-    case '\t': fputs("\\t", f); break;
+    case '\\': put_s(f, "\\\\"); break;
+    case '"': put_s(f, "\\\""); break;
+    case '\n': put_s(f, "\\n"); break;
+    case '\r': put_s(f, "\\r"); break;
+    case '\t': put_s(f, "\\t"); break;
     default:
-        if (c >= 0x20 && c < 0x7f)
-            fputc(c, f);
-        else
-            fprintf(f, "\\x%02x", c);
+        if (c >= 0x20 && c < 0x7f) {
+            putc_unlocked(c, f);
+        } else {
+            put_s(f, "\\x");
+            put_byte_hex(f, c);
+        }
     }
 }
 
 static void put_str(FILE *f, struct gs_bytes b)
 {
-    fputc('"', f);
+    putc_unlocked('"', f);
     for (size_t i = 0; i < b.n; i++)
         put_char(f, b.p[i]);
-    fputc('"', f);
+    putc_unlocked('"', f);
 }
 
 /* argv is NUL-separated: printed as one string with the arguments joined by
@@ -57,278 +107,130 @@ static void put_str(FILE *f, struct gs_bytes b)
  * recoverable. */
 static void put_argv(FILE *f, struct gs_bytes b)
 {
-    fputc('"', f);
+    putc_unlocked('"', f);
     for (size_t i = 0; i < b.n; i++) {
         if (b.p[i] == '\0')
-            fputc(' ', f);
+            putc_unlocked(' ', f);
         else if (b.p[i] == ' ')
-            fputs("\\x20", f);
+            put_s(f, "\\x20");
         else
             put_char(f, b.p[i]);
     }
-    fputc('"', f);
+    putc_unlocked('"', f);
 }
 
 static void put_hex(FILE *f, struct gs_bytes b)
 {
     for (size_t i = 0; i < b.n; i++)
-        fprintf(f, "%02x", b.p[i]);
+        put_byte_hex(f, b.p[i]);
 }
 
-/* Prints names[v], or v in decimal when it has no name. */
-static void put_enum(FILE *f, uint64_t v, const char *const *names, size_t n)
+/* name, or v in decimal when it has none. */
+static void put_enum(FILE *f, uint64_t v, const char *name)
 {
-    if (v < n && names[v])
-        fputs(names[v], f);
+    if (name)
+        put_s(f, name);
     else
-        fprintf(f, "%" PRIu64, v);
-}
-
-#define ENUM(f, v, names) put_enum(f, v, names, sizeof names / sizeof names[0])
-
-static const char *const kind_names[] = { "host", "pinned", "managed", "device", "vmm" };
-static const char *const fn_names[] = {
-    [GS_FN_MALLOC] = "malloc", [GS_FN_CALLOC] = "calloc", [GS_FN_REALLOC] = "realloc",
-    [GS_FN_MEMALIGN] = "memalign", [GS_FN_VALLOC] = "valloc", [GS_FN_INHERITED] = "inherited",
-    [GS_FN_CUDA_RUNTIME] = "cuda_runtime", [GS_FN_CUDA_DRIVER] = "cuda_driver",
-    [GS_FN_CUDA_ASYNC] = "cuda_async", [GS_FN_CUPTI] = "cupti", [GS_FN_TORCH] = "torch",
-};
-static const char *const class_names[] = { "definite", "indirect", "possible", "reachable" };
-static const char *const trig_names[] = { "exit", "signal", "periodic", "api", "bytes" };
-static const char *const pause_names[] = { "scan", "cuda_sync", "python_gc" };
-static const char *const mark_names[] = { "user", "step" };
-static const char *const how_names[] = { "normal", "signal", "exec" };
-static const char *const unwind_names[] = { "fp", "libunwind" };
-
-/* rank+1 style fields: 0 means unset. */
-static void put_plus1(FILE *f, const char *key, uint64_t v)
-{
-    if (v == 0)
-        fprintf(f, " %s=-", key);
-    else
-        fprintf(f, " %s=%" PRIu64, key, v - 1);
+        put_u64(f, v);
 }
 
 static void put_segflags(FILE *f, uint64_t fl)
 {
     /* PF_R 4, PF_W 2, PF_X 1 (elf.h) */
-    fputc(fl & 4 ? 'r' : '-', f);
-    fputc(fl & 2 ? 'w' : '-', f);
-    fputc(fl & 1 ? 'x' : '-', f);
+    putc_unlocked(fl & 4 ? 'r' : '-', f);
+    putc_unlocked(fl & 2 ? 'w' : '-', f);
+    putc_unlocked(fl & 1 ? 'x' : '-', f);
 }
+
+/* " key=" then the value, by records.def's print column; s is the
+ * record's union member, m the field's member in it, en its enum. */
+#define PUT_KEY(key) put_s(f, " " key "=")
+#define PUT_DEC(key, s, m, en) PUT_KEY(key), _Generic((s).m, int64_t: put_i64, default: put_u64)(f, (s).m)
+#define PUT_HEX(key, s, m, en) PUT_KEY(key), put_x64(f, (s).m)
+/* rank+1 style fields: 0 means unset. */
+#define PUT_PLUS1(key, s, m, en) \
+    PUT_KEY(key), (s).m ? put_u64(f, (s).m - 1) : (void)putc_unlocked('-', f)
+#define PUT_ENUM(key, s, m, en) PUT_KEY(key), put_enum(f, (s).m, gs_##en##_name((s).m))
+/* minor 1 appended the field: 0 (and older records) print as before */
+#define PUT_ENUMNZ(key, s, m, en) if ((s).m) PUT_ENUM(key, s, m, en)
+#define PUT_QSTR(key, s, m, en) PUT_KEY(key), put_str(f, (s).m)
+#define PUT_HEXB(key, s, m, en) PUT_KEY(key), put_hex(f, (s).m)
+#define PUT_ARGV(key, s, m, en) PUT_KEY(key), put_argv(f, (s).m)
+#define PUT_IP(key, s, m, en)                                                   \
+    PUT_HEX(key, s, m, en);                                                     \
+    if ((s).m & GS_IP_PYFRAME) {                                                \
+        put_s(f, " pycode=");                                                   \
+        put_u64(f, ((s).m & ~GS_IP_PYFRAME) >> 32);                             \
+        put_s(f, " line=");                                                     \
+        put_u64(f, (s).m & 0xffffffffu);                                        \
+    }
+#define PUT_SEGS(key, s, m, en)                                                 \
+    PUT_KEY(key);                                                               \
+    for (uint64_t i_ = 0; i_ < (s).n##m; i_++) {                                \
+        if (i_)                                                                 \
+            putc_unlocked(',', f);                                              \
+        put_x64(f, (s).m[i_].vaddr);                                            \
+        putc_unlocked('+', f);                                                  \
+        put_x64(f, (s).m[i_].memsz);                                            \
+        putc_unlocked(':', f);                                                  \
+        put_segflags(f, (s).m[i_].flags);                                       \
+    }
+#define PUT_CLASSES(key, s, m, en)                                              \
+    for (int c_ = 0; c_ < GS_CLASS__N; c_++) {                                  \
+        putc_unlocked(' ', f);                                                  \
+        put_s(f, gs_##en##_name(c_));                                           \
+        put_s(f, "_blocks=");                                                   \
+        put_u64(f, (s).m##_blocks[c_]);                                         \
+        putc_unlocked(' ', f);                                                  \
+        put_s(f, gs_##en##_name(c_));                                           \
+        put_s(f, "_bytes=");                                                    \
+        put_u64(f, (s).m##_bytes[c_]);                                          \
+    }
+
+/* The record's time prints first (as t=), every other field in order. */
+#define TIME_FIELD(x, enc, m, key, print, en, check) TIME_##enc
+#define TIME_T put_s(f, " t="), put_u64(f, r->t);
+#define TIME_DT TIME_T
+#define TIME_TB TIME_T
+#define TIME_U
+#define TIME_S
+#define TIME_UT
+#define TIME_U1
+#define TIME_DA
+#define TIME_STR
+#define TIME_BYTES
+#define TIME_SEGS
+#define TIME_CLASSES
+#define OTHER_FIELD(x, enc, m, key, print, en, check) OTHER_##enc(PUT_##print(key, r->u.x, m, en);)
+#define OTHER_T(put)
+#define OTHER_DT(put)
+#define OTHER_TB(put)
+#define OTHER_U(put) put
+#define OTHER_S(put) put
+#define OTHER_UT(put) put
+#define OTHER_U1(put) put
+#define OTHER_DA(put) put
+#define OTHER_STR(put) put
+#define OTHER_BYTES(put) put
+#define OTHER_SEGS(put) put
+#define OTHER_CLASSES(put) put
 
 static void print_record(FILE *f, const struct gs_record *r)
 {
     switch (r->type) {
-    case GS_REC_TIMEBASE:
-        fprintf(f, "timebase t=%" PRIu64, r->t);
+#define GS_RECORD(NAME, name, type, cls, x, dump, minor, doc, ...)                 \
+    case GS_REC_##NAME:                                                             \
+        put_s(f, dump);                                                             \
+        GS_PP_EACH(TIME_FIELD, x, __VA_ARGS__)                                      \
+        GS_PP_EACH(OTHER_FIELD, x, __VA_ARGS__)                                     \
         break;
-    case GS_REC_ALLOC:
-    case GS_REC_REALLOC:
-        fprintf(f, "%s t=%" PRIu64 " thread=%" PRIu64 " addr=0x%" PRIx64 " size=%" PRIu64
-                " stack=%" PRIu64, r->type == GS_REC_ALLOC ? "alloc" : "realloc", r->t,
-                r->u.alloc.thread, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.stack);
-        break;
-    case GS_REC_ALLOC_EX:
-        fprintf(f, "alloc_ex t=%" PRIu64 " thread=%" PRIu64 " addr=0x%" PRIx64 " size=%" PRIu64
-                " stack=%" PRIu64 " kind=", r->t, r->u.alloc.thread, r->u.alloc.addr,
-                r->u.alloc.size, r->u.alloc.stack);
-        ENUM(f, r->u.alloc.kind, kind_names);
-        fputs(" fn=", f);
-        ENUM(f, r->u.alloc.fn, fn_names);
-        fprintf(f, " device=%" PRIu64 " stream=0x%" PRIx64 " dur_ns=%" PRIu64,
-                r->u.alloc.device, r->u.alloc.stream, r->u.alloc.dur_ns);
-        break;
-    case GS_REC_FREE:
-        fprintf(f, "free t=%" PRIu64 " addr=0x%" PRIx64, r->t, r->u.free.addr);
-        break;
-    case GS_REC_FREE_EX:
-        fprintf(f, "free_ex t=%" PRIu64 " thread=%" PRIu64 " addr=0x%" PRIx64 " kind=",
-                r->t, r->u.free.thread, r->u.free.addr);
-        ENUM(f, r->u.free.kind, kind_names);
-        fputs(" fn=", f);
-        ENUM(f, r->u.free.fn, fn_names);
-        fprintf(f, " dur_ns=%" PRIu64, r->u.free.dur_ns);
-        break;
-    case GS_REC_STACK:
-        fprintf(f, "stack id=%" PRIu64 " parent=%" PRIu64 " ip=0x%" PRIx64, r->u.stack.id,
-                r->u.stack.parent, r->u.stack.ip);
-        if (r->u.stack.ip & GS_IP_PYFRAME)
-            fprintf(f, " pycode=%" PRIu64 " line=%" PRIu64,
-                    (uint64_t)((r->u.stack.ip & ~GS_IP_PYFRAME) >> 32),
-                    (uint64_t)(r->u.stack.ip & 0xffffffffu));
-        break;
-    case GS_REC_PROCESS_START: {
-        const __typeof__(r->u.proc) *x = &r->u.proc;
-        fprintf(f, "process pid=%" PRIu64 " ppid=%" PRIu64 " wall_ns=%" PRIu64 " exe=",
-                x->pid, x->ppid, x->wall_ns);
-        put_str(f, x->exe);
-        fputs(" argv=", f);
-        put_argv(f, x->argv);
-        fputs(" host=", f);
-        put_str(f, x->host);
-        put_plus1(f, "rank", x->rank1);
-        put_plus1(f, "local_rank", x->local_rank1);
-        put_plus1(f, "world_size", x->world_size1);
-        fprintf(f, " flags=0x%" PRIx64 " version=", x->flags);
-        put_str(f, x->version);
-        fputs(" unwinder=", f);
-        ENUM(f, x->unwinder, unwind_names);
-        fprintf(f, " depth=%" PRIu64 " page_size=%" PRIu64, x->depth, x->page_size);
-        break;
-    }
-    case GS_REC_PROCESS_EXIT:
-        fprintf(f, "exit t=%" PRIu64 " status=%" PRId64 " how=", r->t, r->u.exit.status);
-        ENUM(f, r->u.exit.how, how_names);
-        break;
-    case GS_REC_MODULE: {
-        const __typeof__(r->u.module) *x = &r->u.module;
-        fprintf(f, "module t=%" PRIu64 " id=%" PRIu64 " base=0x%" PRIx64 " path=", r->t,
-                x->id, x->base);
-        put_str(f, x->path);
-        fputs(" build_id=", f);
-        put_hex(f, x->build_id);
-        fputs(" segs=", f);
-        for (uint64_t i = 0; i < x->nseg; i++) {
-            fprintf(f, "%s0x%" PRIx64 "+0x%" PRIx64 ":", i ? "," : "", x->seg[i].vaddr,
-                    x->seg[i].memsz);
-            put_segflags(f, x->seg[i].flags);
-        }
-        break;
-    }
-    case GS_REC_MODULE_UNLOAD:
-        fprintf(f, "module_unload t=%" PRIu64 " id=%" PRIu64, r->t, r->u.unload.id);
-        break;
-    case GS_REC_THREAD_START:
-        fprintf(f, "thread_start t=%" PRIu64 " index=%" PRIu64 " tid=%" PRIu64, r->t,
-                r->u.thread.index, r->u.thread.tid);
-        break;
-    case GS_REC_THREAD_EXIT:
-        fprintf(f, "thread_exit t=%" PRIu64 " index=%" PRIu64, r->t, r->u.thread.index);
-        break;
-    case GS_REC_SAMPLE: {
-        const __typeof__(r->u.sample) *x = &r->u.sample;
-        fprintf(f, "sample t=%" PRIu64 " rss=%" PRIu64 " arena=%" PRIu64 " ordblks=%" PRIu64
-                " hblks=%" PRIu64 " hblkhd=%" PRIu64 " uordblks=%" PRIu64 " fordblks=%" PRIu64
-                " keepcost=%" PRIu64, r->t, x->rss, x->arena, x->ordblks, x->hblks, x->hblkhd,
-                x->uordblks, x->fordblks, x->keepcost);
-        break;
-    }
-    case GS_REC_MARKER:
-        fprintf(f, "marker t=%" PRIu64 " thread=%" PRIu64 " kind=", r->t, r->u.marker.thread);
-        ENUM(f, r->u.marker.kind, mark_names);
-        fputs(" label=", f);
-        put_str(f, r->u.marker.label);
-        break;
-    case GS_REC_PAUSE: {
-        const __typeof__(r->u.pause) *x = &r->u.pause;
-        fprintf(f, "pause t=%" PRIu64 " t_end=%" PRIu64 " kind=", r->t, x->t_end);
-        ENUM(f, x->kind, pause_names);
-        fprintf(f, " thread=%" PRIu64 " a=%" PRIu64 " b=%" PRIu64, x->thread, x->a, x->b);
-        break;
-    }
-    case GS_REC_EXEC:
-        fprintf(f, "exec t=%" PRIu64 " path=", r->t);
-        put_str(f, r->u.exec.path);
-        break;
-    case GS_REC_STOPPED:
-        fprintf(f, "stopped t=%" PRIu64 " dropped=%" PRIu64 " reason=", r->t,
-                r->u.stopped.dropped);
-        put_str(f, r->u.stopped.reason);
-        break;
-    case GS_REC_SCAN_BEGIN:
-        fprintf(f, "scan_begin t=%" PRIu64 " id=%" PRIu64 " trigger=", r->t,
-                r->u.scan_begin.scan_id);
-        ENUM(f, r->u.scan_begin.trigger, trig_names);
-        fprintf(f, " mode=%" PRIu64, r->u.scan_begin.mode);
-        break;
-    case GS_REC_SCAN_BLOCK: {
-        const __typeof__(r->u.scan_block) *x = &r->u.scan_block;
-        fprintf(f, "scan_block id=%" PRIu64 " addr=0x%" PRIx64 " size=%" PRIu64
-                " stack=%" PRIu64 " kind=", x->scan_id, x->addr, x->size, x->stack);
-        ENUM(f, x->kind, kind_names);
-        fputs(" class=", f);
-        ENUM(f, x->cls, class_names);
-        if (x->fn) { /* minor 1; 0 (and minor-0 blocks) print as before */
-            fputs(" fn=", f);
-            ENUM(f, x->fn, fn_names);
-        }
-        break;
-    }
-    case GS_REC_SCAN_END: {
-        const __typeof__(r->u.scan_end) *x = &r->u.scan_end;
-        fprintf(f, "scan_end id=%" PRIu64 " t_start=%" PRIu64 " t_stopped=%" PRIu64
-                " t_marked=%" PRIu64 " t_end=%" PRIu64 " threads=%" PRIu64
-                " bytes_scanned=%" PRIu64 " blocks_visited=%" PRIu64 " live_blocks=%" PRIu64
-                " live_bytes=%" PRIu64, x->scan_id, x->t_start, x->t_stopped, x->t_marked,
-                x->t_end, x->threads, x->bytes_scanned, x->blocks_visited, x->live_blocks,
-                x->live_bytes);
-        for (int c = 0; c < GS_CLASS__N; c++)
-            fprintf(f, " %s_blocks=%" PRIu64 " %s_bytes=%" PRIu64, class_names[c],
-                    x->cls_blocks[c], class_names[c], x->cls_bytes[c]);
-        break;
-    }
-    case GS_REC_PYCODE:
-        fprintf(f, "pycode id=%" PRIu64 " file=", r->u.pycode.id);
-        put_str(f, r->u.pycode.file);
-        fputs(" function=", f);
-        put_str(f, r->u.pycode.function);
-        fprintf(f, " firstline=%" PRIu64, r->u.pycode.firstline);
-        break;
-    case GS_REC_TRACE_END: {
-        const __typeof__(r->u.end) *x = &r->u.end;
-        fprintf(f, "trace_end t=%" PRIu64 " allocs=%" PRIu64 " frees=%" PRIu64
-                " bytes_allocated=%" PRIu64 " live_blocks=%" PRIu64 " live_bytes=%" PRIu64,
-                r->t, x->allocs, x->frees, x->bytes_allocated, x->live_blocks, x->live_bytes);
-        break;
-    }
-    case GS_REC_DEVICE_SAMPLE: {
-        const __typeof__(r->u.dsample) *x = &r->u.dsample;
-        fprintf(f, "device_sample t=%" PRIu64 " device=%" PRIu64 " kind=", r->t, x->device);
-        ENUM(f, x->kind, kind_names);
-        fprintf(f, " reserved=%" PRIu64 " in_use=%" PRIu64 " segments=%" PRIu64
-                " largest_free=%" PRIu64, x->reserved, x->in_use, x->segments,
-                x->largest_free);
-        break;
-    }
-    case GS_REC_POOL_SNAPSHOT: {
-        const __typeof__(r->u.pool_snap) *x = &r->u.pool_snap;
-        fprintf(f, "pool_snapshot t=%" PRIu64 " id=%" PRIu64 " reason=", r->t, x->snap_id);
-        ENUM(f, x->reason, gs_pool_reason_names);
-        fprintf(f, " segments=%" PRIu64 " blocks=%" PRIu64 " events=%" PRIu64, x->nsegments,
-                x->nblocks, x->nevents);
-        break;
-    }
-    case GS_REC_POOL_SEGMENT: {
-        const __typeof__(r->u.pool_seg) *x = &r->u.pool_seg;
-        fprintf(f, "pool_segment id=%" PRIu64 " device=%" PRIu64 " addr=0x%" PRIx64
-                " size=%" PRIu64 " stream=0x%" PRIx64 " pool=", x->snap_id, x->device, x->addr,
-                x->size, x->stream);
-        ENUM(f, x->pool, gs_pool_kind_names);
-        break;
-    }
-    case GS_REC_POOL_BLOCK: {
-        const __typeof__(r->u.pool_blk) *x = &r->u.pool_blk;
-        fprintf(f, "pool_block id=%" PRIu64 " addr=0x%" PRIx64 " size=%" PRIu64
-                " requested=%" PRIu64 " state=", x->snap_id, x->addr, x->size, x->requested);
-        ENUM(f, x->state, gs_pool_state_names);
-        fprintf(f, " stack=%" PRIu64, x->stack);
-        break;
-    }
-    case GS_REC_POOL_EVENT: {
-        const __typeof__(r->u.pool_ev) *x = &r->u.pool_ev;
-        fprintf(f, "pool_event t=%" PRIu64 " id=%" PRIu64 " device=%" PRIu64 " action=", r->t,
-                x->snap_id, x->device);
-        ENUM(f, x->action, gs_pool_action_names);
-        fprintf(f, " addr=0x%" PRIx64 " size=%" PRIu64 " stream=0x%" PRIx64 " stack=%" PRIu64,
-                x->addr, x->size, x->stream, x->stack);
-        break;
-    }
+#include "gcspy/records.def"
+#undef GS_RECORD
     default:
         /* The reader only returns types it decodes; keep the line anyway. */
         fprintf(f, "unknown type=0x%02x", r->type);
     }
-    fputc('\n', f);
+    putc_unlocked('\n', f);
 }
 
 static void dump_usage(FILE *f)

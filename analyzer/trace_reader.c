@@ -3,8 +3,10 @@
  * a time: the chunk header is read and checked (magic, header CRC, sequence,
  * size limits), then the payload is read with read(2), its CRC checked and
  * decompressed into a buffer of exactly raw_len bytes; records are decoded
- * from that buffer one per gs_reader_next call. Memory is therefore bounded
- * by GS_CHUNK_RAW_MAX plus its compressed bound, whatever the file size.
+ * from that buffer one per gs_reader_next call, by cases generated from
+ * include/gcspy/records.def (straight-line code per record type). Memory is
+ * therefore bounded by GS_CHUNK_RAW_MAX plus its compressed bound, whatever
+ * the file size.
  *
  * Damage is sticky: the first problem found sets the error text and every
  * later call returns GS_READ_DAMAGED again. Because records are decoded
@@ -26,6 +28,7 @@
 #include <zstd_errors.h>
 
 #include "gcspy/codec.h"
+#include "gcspy/pp.h"
 
 /* A header larger than ours comes from a newer minor version that appended
  * fields; they are skipped. Anything larger than this is not a header. */
@@ -377,6 +380,48 @@ static int rec_damaged(struct gs_reader *r, size_t at, uint8_t type, const char 
                    if (gs_get_bytes(&p, e, &(v).p, &(v).n)) { p = f_; goto bad_field; } \
                } while (0)
 
+/* One field of records.def, by encoding, into rec (x: the record's union
+ * member). Deltas are undone as they are read: a record that fails later
+ * leaves the reader damaged, so the running state is never used again. */
+#define DEC_FIELD(x, enc, m, key, print, en, check) DEC_##enc(x, m)
+#define DEC_U(x, m) GU(rec->u.x.m);
+#define DEC_S(x, m) GS(rec->u.x.m);
+#define DEC_T(x, m) GU(rec->t);
+#define DEC_UT(x, m) GU(rec->u.x.m); rec->t = rec->u.x.m;
+#define DEC_U1(x, m) if (p < e) GU(rec->u.x.m); /* 0 in older minors */
+#define DEC_DT(x, m) { uint64_t d_; GU(d_); r->t += d_; rec->t = r->t; }
+#define DEC_DA(x, m) { int64_t d_; GS(d_); r->a += (uint64_t)d_; rec->u.x.m = r->a; }
+#define DEC_TB(x, m) GU(rec->t); r->t = rec->t; r->a = 0;
+#define DEC_STR(x, m) GB(rec->u.x.m);
+#define DEC_BYTES(x, m) GB(rec->u.x.m);
+/* Segments past GS_MAX_SEGS are read (to check them) but not kept. */
+#define DEC_SEGS(x, m) {                                                  \
+        uint64_t n_;                                                      \
+        GU(n_);                                                           \
+        for (uint64_t i_ = 0; i_ < n_; i_++) {                            \
+            uint64_t v_, s_, f_;                                          \
+            GU(v_); GU(s_); GU(f_);                                       \
+            if (i_ < GS_MAX_SEGS)                                         \
+                rec->u.x.m[i_] = (__typeof__(rec->u.x.m[0])){ v_, s_, f_ }; \
+        }                                                                 \
+        rec->u.x.n##m = n_ < GS_MAX_SEGS ? n_ : GS_MAX_SEGS;              \
+    }
+#define DEC_CLASSES(x, m)                                                 \
+    for (int c_ = 0; c_ < GS_CLASS__N; c_++) {                            \
+        GU(rec->u.x.m##_blocks[c_]);                                      \
+        GU(rec->u.x.m##_bytes[c_]);                                       \
+    }
+
+/* A case of decode's hot switch (IF_HOT) or of its lengthed one (IF_LEN). */
+#define IF_HOT_DELTA(...) __VA_ARGS__
+#define IF_HOT_HOT(...) __VA_ARGS__
+#define IF_HOT_LEN(...)
+#define IF_LEN_DELTA(...)
+#define IF_LEN_HOT(...)
+#define IF_LEN_LEN(...) __VA_ARGS__
+#define DEC_CASE(NAME, x, ...)                                            \
+    case GS_REC_##NAME: GS_PP_EACH(DEC_FIELD, x, __VA_ARGS__) break;
+
 static int decode(struct gs_reader *r, struct gs_record *rec)
 {
     const uint8_t *p = r->raw + r->pos;
@@ -384,8 +429,7 @@ static int decode(struct gs_reader *r, struct gs_record *rec)
     size_t at = r->pos;
     uint8_t type = *p++;
     int lengthed = type >= GS_REC_LENGTHED;
-    uint64_t dt = 0, len = 0;
-    int64_t da = 0;
+    uint64_t len = 0;
     const uint8_t *body_end = e;
 
     /* Clear only what this record can fill: hot records (most of a trace)
@@ -403,42 +447,10 @@ static int decode(struct gs_reader *r, struct gs_record *rec)
 
     if (!lengthed) {
         switch (type) {
-        case GS_REC_TIMEBASE:
-            GU(rec->t);
-            r->t = rec->t;
-            r->a = 0;
-            break;
-        case GS_REC_ALLOC:
-        case GS_REC_REALLOC:
-            GU(dt); GU(rec->u.alloc.thread); GS(da);
-            GU(rec->u.alloc.size); GU(rec->u.alloc.stack);
-            goto delta_alloc;
-        case GS_REC_ALLOC_EX:
-            GU(dt); GU(rec->u.alloc.thread); GS(da);
-            GU(rec->u.alloc.size); GU(rec->u.alloc.stack); GU(rec->u.alloc.kind);
-            GU(rec->u.alloc.fn); GU(rec->u.alloc.device); GU(rec->u.alloc.stream);
-            GU(rec->u.alloc.dur_ns);
-        delta_alloc:
-            r->t += dt;
-            r->a += (uint64_t)da;
-            rec->t = r->t;
-            rec->u.alloc.addr = r->a;
-            break;
-        case GS_REC_FREE:
-            GU(dt); GS(da);
-            goto delta_free;
-        case GS_REC_FREE_EX:
-            GU(dt); GU(rec->u.free.thread); GS(da); GU(rec->u.free.kind);
-            GU(rec->u.free.fn); GU(rec->u.free.dur_ns);
-        delta_free:
-            r->t += dt;
-            r->a += (uint64_t)da;
-            rec->t = r->t;
-            rec->u.free.addr = r->a;
-            break;
-        case GS_REC_STACK:
-            GU(rec->u.stack.id); GU(rec->u.stack.parent); GU(rec->u.stack.ip);
-            break;
+#define GS_RECORD(NAME, name, type, cls, x, dump, minor, doc, ...) \
+            IF_HOT_##cls(DEC_CASE(NAME, x, __VA_ARGS__))
+#include "gcspy/records.def"
+#undef GS_RECORD
         default:
             return rec_damaged(r, at, type, "unknown hot record type");
         }
@@ -460,124 +472,10 @@ static int decode(struct gs_reader *r, struct gs_record *rec)
     body_end = e;
 
     switch (type) {
-    case GS_REC_PROCESS_START: {
-        __typeof__(rec->u.proc) *x = &rec->u.proc;
-        GU(x->pid); GU(x->ppid); GU(x->wall_ns); GB(x->exe); GB(x->argv); GB(x->host);
-        GU(x->rank1); GU(x->local_rank1); GU(x->world_size1); GU(x->flags);
-        GB(x->version); GU(x->unwinder); GU(x->depth); GU(x->page_size);
-        break;
-    }
-    case GS_REC_PROCESS_EXIT:
-        GU(rec->t); GS(rec->u.exit.status); GU(rec->u.exit.how);
-        break;
-    case GS_REC_MODULE: {
-        __typeof__(rec->u.module) *x = &rec->u.module;
-        uint64_t nseg;
-        GU(x->id); GU(rec->t); GU(x->base); GB(x->path); GB(x->build_id); GU(nseg);
-        /* Segments past GS_MAX_SEGS are read (to check them) but not kept. */
-        for (uint64_t i = 0; i < nseg; i++) {
-            uint64_t v, m, f;
-            GU(v); GU(m); GU(f);
-            if (i < GS_MAX_SEGS) {
-                x->seg[i].vaddr = v;
-                x->seg[i].memsz = m;
-                x->seg[i].flags = f;
-            }
-        }
-        x->nseg = nseg < GS_MAX_SEGS ? nseg : GS_MAX_SEGS;
-        break;
-    }
-    case GS_REC_MODULE_UNLOAD:
-        GU(rec->u.unload.id); GU(rec->t);
-        break;
-    case GS_REC_THREAD_START:
-        GU(rec->u.thread.index); GU(rec->u.thread.tid); GU(rec->t);
-        break;
-    case GS_REC_THREAD_EXIT:
-        GU(rec->u.thread.index); GU(rec->t);
-        break;
-    case GS_REC_SAMPLE: {
-        __typeof__(rec->u.sample) *x = &rec->u.sample;
-        GU(rec->t); GU(x->rss); GU(x->arena); GU(x->ordblks); GU(x->hblks);
-        GU(x->hblkhd); GU(x->uordblks); GU(x->fordblks); GU(x->keepcost);
-        break;
-    }
-    case GS_REC_MARKER:
-        GU(rec->t); GU(rec->u.marker.thread); GU(rec->u.marker.kind); GB(rec->u.marker.label);
-        break;
-    case GS_REC_PAUSE: {
-        __typeof__(rec->u.pause) *x = &rec->u.pause;
-        GU(rec->t); GU(x->t_end); GU(x->kind); GU(x->thread); GU(x->a); GU(x->b);
-        break;
-    }
-    case GS_REC_EXEC:
-        GU(rec->t); GB(rec->u.exec.path);
-        break;
-    case GS_REC_STOPPED:
-        GU(rec->t); GU(rec->u.stopped.dropped); GB(rec->u.stopped.reason);
-        break;
-    case GS_REC_SCAN_BEGIN:
-        GU(rec->u.scan_begin.scan_id); GU(rec->t); GU(rec->u.scan_begin.trigger);
-        GU(rec->u.scan_begin.mode);
-        break;
-    case GS_REC_SCAN_BLOCK: {
-        __typeof__(rec->u.scan_block) *x = &rec->u.scan_block;
-        GU(x->scan_id); GU(x->addr); GU(x->size); GU(x->stack); GU(x->kind); GU(x->cls);
-        if (p < e) /* minor 1 appended fn; minor-0 blocks are fn 0 */
-            GU(x->fn);
-        break;
-    }
-    case GS_REC_SCAN_END: {
-        __typeof__(rec->u.scan_end) *x = &rec->u.scan_end;
-        GU(x->scan_id); GU(x->t_start); GU(x->t_stopped); GU(x->t_marked); GU(x->t_end);
-        GU(x->threads); GU(x->bytes_scanned); GU(x->blocks_visited);
-        GU(x->live_blocks); GU(x->live_bytes);
-        for (int c = 0; c < GS_CLASS__N; c++) {
-            GU(x->cls_blocks[c]);
-            GU(x->cls_bytes[c]);
-        }
-        rec->t = x->t_end;
-        break;
-    }
-    case GS_REC_PYCODE:
-        GU(rec->u.pycode.id); GB(rec->u.pycode.file); GB(rec->u.pycode.function);
-        GU(rec->u.pycode.firstline);
-        break;
-    case GS_REC_TRACE_END: {
-        __typeof__(rec->u.end) *x = &rec->u.end;
-        GU(rec->t); GU(x->allocs); GU(x->frees); GU(x->bytes_allocated);
-        GU(x->live_blocks); GU(x->live_bytes);
-        break;
-    }
-    case GS_REC_DEVICE_SAMPLE: {
-        __typeof__(rec->u.dsample) *x = &rec->u.dsample;
-        GU(rec->t); GU(x->device); GU(x->kind); GU(x->reserved); GU(x->in_use);
-        GU(x->segments); GU(x->largest_free);
-        break;
-    }
-    case GS_REC_POOL_SNAPSHOT: {
-        __typeof__(rec->u.pool_snap) *x = &rec->u.pool_snap;
-        GU(x->snap_id); GU(rec->t); GU(x->reason); GU(x->nsegments); GU(x->nblocks);
-        GU(x->nevents);
-        break;
-    }
-    case GS_REC_POOL_SEGMENT: {
-        __typeof__(rec->u.pool_seg) *x = &rec->u.pool_seg;
-        GU(x->snap_id); GU(x->device); GU(x->addr); GU(x->size); GU(x->stream); GU(x->pool);
-        break;
-    }
-    case GS_REC_POOL_BLOCK: {
-        __typeof__(rec->u.pool_blk) *x = &rec->u.pool_blk;
-        GU(x->snap_id); GU(x->addr); GU(x->size); GU(x->requested); GU(x->state);
-        GU(x->stack);
-        break;
-    }
-    case GS_REC_POOL_EVENT: {
-        __typeof__(rec->u.pool_ev) *x = &rec->u.pool_ev;
-        GU(x->snap_id); GU(rec->t); GU(x->device); GU(x->action); GU(x->addr); GU(x->size);
-        GU(x->stream); GU(x->stack);
-        break;
-    }
+#define GS_RECORD(NAME, name, type, cls, x, dump, minor, doc, ...) \
+        IF_LEN_##cls(DEC_CASE(NAME, x, __VA_ARGS__))
+#include "gcspy/records.def"
+#undef GS_RECORD
     default:
         /* A type from a newer minor version: skipped whole. */
         r->pos = (size_t)(body_end - r->raw);

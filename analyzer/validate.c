@@ -5,7 +5,9 @@
  * different buffers, an allocation over a live block (the shim may have
  * missed the earlier block's free), events of a thread after its
  * THREAD_EXIT (the exit is a definition, written ahead of the thread's last
- * events).
+ * events). Which fields are thread ids, stack ids and blocks (address and
+ * size) is records.def's check column: those checks are generated from it;
+ * the rules about definitions and scans are written here.
  */
 #include "validate.h"
 
@@ -15,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gcspy/names.h"
+#include "gcspy/pp.h"
 #include "model.h"
 
 /* ---- a set of ids ---- */
@@ -79,22 +83,7 @@ static void idset_del(struct gs_idset *s, uint64_t key)
 
 const char *gs_rec_name(uint8_t type, char *buf)
 {
-    static const char *const hot[] = {
-        [GS_REC_TIMEBASE] = "TIMEBASE", [GS_REC_ALLOC] = "ALLOC", [GS_REC_FREE] = "FREE",
-        [GS_REC_REALLOC] = "REALLOC", [GS_REC_ALLOC_EX] = "ALLOC_EX", [GS_REC_STACK] = "STACK",
-        [GS_REC_FREE_EX] = "FREE_EX",
-    };
-    static const char *const lengthed[] = {
-        "PROCESS_START", "PROCESS_EXIT", "MODULE", "MODULE_UNLOAD", "THREAD_START",
-        "THREAD_EXIT", "SAMPLE", "MARKER", "PAUSE", "EXEC", "STOPPED", "SCAN_BEGIN",
-        "SCAN_BLOCK", "SCAN_END", "PYCODE", "TRACE_END", "DEVICE_SAMPLE", "POOL_SNAPSHOT",
-        "POOL_SEGMENT", "POOL_BLOCK", "POOL_EVENT",
-    };
-    const char *s = NULL;
-    if (type < sizeof hot / sizeof *hot)
-        s = hot[type];
-    else if (type >= GS_REC_LENGTHED && type - GS_REC_LENGTHED < (int)(sizeof lengthed / sizeof *lengthed))
-        s = lengthed[type - GS_REC_LENGTHED];
+    const char *s = gs_rec_type_name(type);
     if (s)
         return s;
     snprintf(buf, 16, "type 0x%02x", type);
@@ -188,10 +177,104 @@ static int block_ok(struct gs_validate *v, const struct gs_record *r, uint64_t a
     return 1;
 }
 
+/* ---- the field checks records.def asks for ---- */
+
+/* Each check column's fields, as an expression of the record (x: its union
+ * member): THREAD and STACK fields are checked one by one, the ADDR and SIZE
+ * of a record together (one block). */
+#define CK_THREAD(x, enc, m, key, print, en, check) CK_THREAD_##check(r->u.x.m)
+#define CK_THREAD_THREAD(v_) need_thread(v, r, v_);
+#define CK_THREAD__(v_)
+#define CK_THREAD_STACK(v_)
+#define CK_THREAD_ADDR(v_)
+#define CK_THREAD_SIZE(v_)
+#define CK_STACK(x, enc, m, key, print, en, check) CK_STACK_##check(r->u.x.m)
+#define CK_STACK_STACK(v_) need_stack(v, r, v_);
+#define CK_STACK__(v_)
+#define CK_STACK_THREAD(v_)
+#define CK_STACK_ADDR(v_)
+#define CK_STACK_SIZE(v_)
+#define CK_ADDR(x, enc, m, key, print, en, check) CK_ADDR_##check(r->u.x.m)
+#define CK_ADDR_ADDR(v_) addr = v_; block = 1;
+#define CK_ADDR__(v_)
+#define CK_ADDR_THREAD(v_)
+#define CK_ADDR_STACK(v_)
+#define CK_ADDR_SIZE(v_)
+#define CK_SIZE(x, enc, m, key, print, en, check) CK_SIZE_##check(r->u.x.m)
+#define CK_SIZE_SIZE(v_) size = v_;
+#define CK_SIZE__(v_)
+#define CK_SIZE_THREAD(v_)
+#define CK_SIZE_STACK(v_)
+#define CK_SIZE_ADDR(v_)
+/* The fast path's tests: what the checks above would find fine. */
+#define OK_THREAD(x, enc, m, key, print, en, check) OK_THREAD_##check(r->u.x.m)
+#define OK_THREAD_THREAD(v_) && thread_ok_fast(v, v_)
+#define OK_THREAD__(v_)
+#define OK_THREAD_STACK(v_)
+#define OK_THREAD_ADDR(v_)
+#define OK_THREAD_SIZE(v_)
+#define OK_STACK(x, enc, m, key, print, en, check) OK_STACK_##check(r->u.x.m)
+#define OK_STACK_STACK(v_) && (v_) <= v->max_stack
+#define OK_STACK__(v_)
+#define OK_STACK_THREAD(v_)
+#define OK_STACK_ADDR(v_)
+#define OK_STACK_SIZE(v_)
+
+/* Thread 0 (an event of no known thread), or one below GS_TBITS that has
+ * started: a bit test. Anything else takes the checks' path. */
+static inline int thread_ok_fast(const struct gs_validate *v, uint64_t th)
+{
+    return !th || (th < GS_TBITS && ((v->tbits[th / 64] >> (th % 64)) & 1));
+}
+
+static inline int block_ok_fast(uint64_t addr, uint64_t size)
+{
+    return addr && size < 1ull << 63 && (!size || addr + (size - 1) >= addr);
+}
+
+/* fast_<name>(v, r): 1 when every field check of a record of that type
+ * passes, for the fast path (straight-line tests, no switch). */
+#define GS_RECORD(NAME, name, type, cls, x, dump, minor, doc, ...)                  \
+    static inline int fast_##name(const struct gs_validate *v, const struct gs_record *r) \
+    {                                                                                \
+        uint64_t addr = 0, size = 0;                                                 \
+        int block = 0;                                                               \
+        (void)v, (void)r, (void)addr, (void)size;                                    \
+        GS_PP_EACH(CK_ADDR, x, __VA_ARGS__)                                          \
+        GS_PP_EACH(CK_SIZE, x, __VA_ARGS__)                                          \
+        return 1 GS_PP_EACH(OK_THREAD, x, __VA_ARGS__) GS_PP_EACH(OK_STACK, x, __VA_ARGS__) \
+            && (!block || block_ok_fast(addr, size));                                \
+    }
+#include "gcspy/records.def"
+#undef GS_RECORD
+
+/* The field checks of r, each problem counted: its threads, then its
+ * stacks, then its block. Returns 0 when the block is impossible (r is not
+ * to be applied), else 1. */
+static int check_fields(struct gs_validate *v, const struct gs_record *r)
+{
+    uint64_t addr = 0, size = 0;
+    int block = 0;
+    switch (r->type) {
+#define GS_RECORD(NAME, name, type, cls, x, dump, minor, doc, ...)                  \
+    case GS_REC_##NAME:                                                              \
+        GS_PP_EACH(CK_THREAD, x, __VA_ARGS__)                                        \
+        GS_PP_EACH(CK_STACK, x, __VA_ARGS__)                                         \
+        GS_PP_EACH(CK_ADDR, x, __VA_ARGS__)                                          \
+        GS_PP_EACH(CK_SIZE, x, __VA_ARGS__)                                          \
+        break;
+#include "gcspy/records.def"
+#undef GS_RECORD
+    default:
+        break;
+    }
+    return !block || block_ok(v, r, addr, size);
+}
+
 int gs_validate_pre(struct gs_validate *v, const struct gs_model *m, const struct gs_record *r)
 {
     char nb[16];
-    int apply = 1;
+    int fields = 1; /* whether records.def's field checks apply to r */
     v->unmatched_before = m->unmatched_frees;
     if (r->type == GS_REC_TIMEBASE)
         return 1;
@@ -199,22 +282,21 @@ int gs_validate_pre(struct gs_validate *v, const struct gs_model *m, const struc
      * that can fail, each a compare or a bit test; anything odd takes the
      * general path below, which says what is wrong. */
     if (__builtin_expect(v->have_proc && !v->have_end, 1)) {
-        uint64_t th;
         switch (r->type) {
         case GS_REC_FREE:
-            return 1;
+            if (fast_free(v, r))
+                return 1;
+            break;
         case GS_REC_FREE_EX:
-            th = r->u.free.thread;
-            if (!th || (th < GS_TBITS && ((v->tbits[th / 64] >> (th % 64)) & 1)))
+            if (fast_free_ex(v, r))
                 return 1;
             break;
         case GS_REC_ALLOC:
+            if (fast_alloc(v, r))
+                return 1;
+            break;
         case GS_REC_ALLOC_EX:
-            th = r->u.alloc.thread;
-            if ((!th || (th < GS_TBITS && ((v->tbits[th / 64] >> (th % 64)) & 1))) &&
-                r->u.alloc.stack <= v->max_stack && r->u.alloc.addr &&
-                r->u.alloc.size < 1ull << 63 &&
-                (!r->u.alloc.size || r->u.alloc.addr + (r->u.alloc.size - 1) >= r->u.alloc.addr))
+            if (fast_alloc_ex(v, r))
                 return 1;
             break;
         default:
@@ -233,20 +315,6 @@ int gs_validate_pre(struct gs_validate *v, const struct gs_model *m, const struc
         if (v->have_proc)
             gs_validate_problem(v, r, "a second PROCESS_START");
         v->have_proc = 1;
-        break;
-    case GS_REC_ALLOC:
-    case GS_REC_ALLOC_EX:
-    case GS_REC_REALLOC:
-        need_thread(v, r, r->u.alloc.thread);
-        need_stack(v, r, r->u.alloc.stack);
-        apply = block_ok(v, r, r->u.alloc.addr, r->u.alloc.size);
-        if (apply && r->type == GS_REC_REALLOC &&
-            !gs_model_live_find(m, r->u.alloc.addr, GS_DOM_HOST))
-            gs_validate_problem(v, r, "REALLOC of 0x%" PRIx64 " that is not live",
-                                r->u.alloc.addr);
-        break;
-    case GS_REC_FREE_EX:
-        need_thread(v, r, r->u.free.thread);
         break;
     case GS_REC_STACK: {
         uint64_t id = r->u.stack.id, parent = r->u.stack.parent;
@@ -289,12 +357,6 @@ int gs_validate_pre(struct gs_validate *v, const struct gs_model *m, const struc
                                 r->u.unload.id);
         idset_del(&v->modules, r->u.unload.id);
         break;
-    case GS_REC_MARKER:
-        need_thread(v, r, r->u.marker.thread);
-        break;
-    case GS_REC_PAUSE:
-        need_thread(v, r, r->u.pause.thread);
-        break;
     case GS_REC_SCAN_BEGIN:
         if (v->scan_open)
             gs_validate_problem(v, r, "SCAN_BEGIN of scan %" PRIu64 " while scan %" PRIu64
@@ -303,16 +365,16 @@ int gs_validate_pre(struct gs_validate *v, const struct gs_model *m, const struc
         v->scan_id = r->u.scan_begin.scan_id;
         break;
     case GS_REC_SCAN_BLOCK:
-        if (!v->scan_open || r->u.scan_block.scan_id != v->scan_id) {
+        /* a block of no scan, or of no class, is not checked further */
+        fields = 0;
+        if (!v->scan_open || r->u.scan_block.scan_id != v->scan_id)
             gs_validate_problem(v, r, "SCAN_BLOCK of scan %" PRIu64 " outside that scan",
                                 r->u.scan_block.scan_id);
-        } else if (r->u.scan_block.cls >= GS_CLASS__N) {
+        else if (r->u.scan_block.cls >= GS_CLASS__N)
             gs_validate_problem(v, r, "SCAN_BLOCK of 0x%" PRIx64 " with class %" PRIu64
                                 " (classes are 0 to 3)", r->u.scan_block.addr, r->u.scan_block.cls);
-        } else {
-            need_stack(v, r, r->u.scan_block.stack);
-            apply = block_ok(v, r, r->u.scan_block.addr, r->u.scan_block.size);
-        }
+        else
+            fields = 1;
         break;
     case GS_REC_SCAN_END:
         if (!v->scan_open || r->u.scan_end.scan_id != v->scan_id)
@@ -332,6 +394,10 @@ int gs_validate_pre(struct gs_validate *v, const struct gs_model *m, const struc
     default:
         break;
     }
+    int apply = !fields || check_fields(v, r);
+    if (apply && r->type == GS_REC_REALLOC &&
+        !gs_model_live_find(m, r->u.alloc.addr, GS_DOM_HOST))
+        gs_validate_problem(v, r, "REALLOC of 0x%" PRIx64 " that is not live", r->u.alloc.addr);
     return apply;
 }
 

@@ -1,18 +1,30 @@
 /*
- * Record encoders: one function per record type, appending the encoded record
- * at p and returning the new end. The shim's writer and the tests that build
- * traces by hand both use these, so hand-built traces are byte-for-byte what
- * the shim writes. Field order is the one trace_format.h documents.
+ * Record encoders, generated from records.def: gs_rec_<name>(p, ...) appends
+ * the whole record at p and returns the new end. The shim's writer and the
+ * tests that build traces by hand both use these, so hand-built traces are
+ * byte-for-byte what the shim writes. Parameters are the record's fields in
+ * encoding order, named as in records.def:
+ *   U S T UT U1    uint64_t (int64_t for S)
+ *   DT DA TB       uint64_t absolute time / address; hot records that have
+ *                  them (class DELTA) take the buffer's state first, after p
+ *   STR BYTES      const void *x, size_t x_len (NULL with 0: empty)
+ *   SEGS           size_t nx, const struct gs_seg *x
+ *   CLASSES        const uint64_t *x_blocks, const uint64_t *x_bytes
+ *                  (GS_CLASS__N each)
+ * Each is static inline straight-line code, as a hand-written encoder would
+ * be: nothing is looked up at run time.
  *
  * Callers guarantee room: hot records need at most GS_REC_HOT_MAX bytes; a
- * lengthed record at most 1 + GS_VARINT_MAX + its body. Lengthed records are
- * built in place: gs_rec_open() reserves a fixed 3-byte length (bodies are
- * below 2 MiB), gs_rec_close() fills it, so no second buffer is needed.
+ * lengthed record GS_REC_<NAME>_MAX plus the bytes of its strings (and
+ * 3 * GS_VARINT_MAX per MODULE segment). Lengthed records are built in
+ * place: gs_rec_open() reserves a fixed 3-byte length (bodies are below
+ * 2 MiB), gs_rec_close() fills it, so no second buffer is needed.
  */
 #ifndef GCSPY_RECORD_H
 #define GCSPY_RECORD_H
 
 #include "gcspy/codec.h"
+#include "gcspy/pp.h"
 #include "gcspy/trace_format.h"
 
 #define GS_REC_HOT_MAX (1 + 10 * GS_VARINT_MAX)
@@ -23,14 +35,6 @@ struct gs_enc_state {
     uint64_t t;
     uint64_t a;
 };
-
-static inline uint8_t *gs_rec_timebase(uint8_t *p, struct gs_enc_state *st, uint64_t t)
-{
-    *p++ = GS_REC_TIMEBASE;
-    st->t = t;
-    st->a = 0;
-    return gs_put_u(p, t);
-}
 
 /* Time never goes back inside a buffer: a caller whose clock reads earlier
  * than the buffer's running time (another thread wrote a later coarse tick)
@@ -49,78 +53,8 @@ static inline uint8_t *gs_put_addr(uint8_t *p, struct gs_enc_state *st, uint64_t
     return p;
 }
 
-static inline uint8_t *gs_rec_alloc(uint8_t *p, struct gs_enc_state *st, uint64_t t,
-                                    uint64_t thread, uint64_t addr, uint64_t size,
-                                    uint64_t stack)
-{
-    *p++ = GS_REC_ALLOC;
-    p = gs_put_dt(p, st, t);
-    p = gs_put_u(p, thread);
-    p = gs_put_addr(p, st, addr);
-    p = gs_put_u(p, size);
-    return gs_put_u(p, stack);
-}
-
-static inline uint8_t *gs_rec_free(uint8_t *p, struct gs_enc_state *st, uint64_t t,
-                                   uint64_t addr)
-{
-    *p++ = GS_REC_FREE;
-    p = gs_put_dt(p, st, t);
-    return gs_put_addr(p, st, addr);
-}
-
-static inline uint8_t *gs_rec_realloc(uint8_t *p, struct gs_enc_state *st, uint64_t t,
-                                      uint64_t thread, uint64_t addr, uint64_t size,
-                                      uint64_t stack)
-{
-    *p++ = GS_REC_REALLOC;
-    p = gs_put_dt(p, st, t);
-    p = gs_put_u(p, thread);
-    p = gs_put_addr(p, st, addr);
-    p = gs_put_u(p, size);
-    return gs_put_u(p, stack);
-}
-
-static inline uint8_t *gs_rec_alloc_ex(uint8_t *p, struct gs_enc_state *st, uint64_t t,
-                                       uint64_t thread, uint64_t addr, uint64_t size,
-                                       uint64_t stack, uint64_t kind, uint64_t fn,
-                                       uint64_t device, uint64_t stream, uint64_t dur_ns)
-{
-    *p++ = GS_REC_ALLOC_EX;
-    p = gs_put_dt(p, st, t);
-    p = gs_put_u(p, thread);
-    p = gs_put_addr(p, st, addr);
-    p = gs_put_u(p, size);
-    p = gs_put_u(p, stack);
-    p = gs_put_u(p, kind);
-    p = gs_put_u(p, fn);
-    p = gs_put_u(p, device);
-    p = gs_put_u(p, stream);
-    return gs_put_u(p, dur_ns);
-}
-
-static inline uint8_t *gs_rec_free_ex(uint8_t *p, struct gs_enc_state *st, uint64_t t,
-                                      uint64_t thread, uint64_t addr, uint64_t kind,
-                                      uint64_t fn, uint64_t dur_ns)
-{
-    *p++ = GS_REC_FREE_EX;
-    p = gs_put_dt(p, st, t);
-    p = gs_put_u(p, thread);
-    p = gs_put_addr(p, st, addr);
-    p = gs_put_u(p, kind);
-    p = gs_put_u(p, fn);
-    return gs_put_u(p, dur_ns);
-}
-
-static inline uint8_t *gs_rec_stack(uint8_t *p, uint64_t id, uint64_t parent, uint64_t ip)
-{
-    *p++ = GS_REC_STACK;
-    p = gs_put_u(p, id);
-    p = gs_put_u(p, parent);
-    return gs_put_u(p, ip);
-}
-
-/* Lengthed records: open, append fields with gs_put_*, close. */
+/* A lengthed record's frame: open, append the body, close. The generated
+ * encoders below use it; so do tests that make records of unknown types. */
 static inline uint8_t *gs_rec_open(uint8_t *p, uint8_t type)
 {
     *p++ = type;
@@ -136,6 +70,111 @@ static inline uint8_t *gs_rec_close(uint8_t *open_end, uint8_t *p)
     l[2] = (uint8_t)(n >> 14);
     return p;
 }
+
+/* A MODULE segment (SEGS); vaddr is relative to the module's base. */
+struct gs_seg {
+    uint64_t vaddr, memsz, flags;
+};
+
+static inline uint8_t *gs_put_segs(uint8_t *p, size_t n, const struct gs_seg *seg)
+{
+    p = gs_put_u(p, n);
+    for (size_t i = 0; i < n; i++) {
+        p = gs_put_u(p, seg[i].vaddr);
+        p = gs_put_u(p, seg[i].memsz);
+        p = gs_put_u(p, seg[i].flags);
+    }
+    return p;
+}
+
+static inline uint8_t *gs_put_classes(uint8_t *p, const uint64_t *blocks, const uint64_t *bytes)
+{
+    for (int c = 0; c < GS_CLASS__N; c++) {
+        p = gs_put_u(p, blocks[c]);
+        p = gs_put_u(p, bytes[c]);
+    }
+    return p;
+}
+
+/* ---- generated from records.def ---- */
+
+/* Parameters, by encoding. */
+#define GS_ENC_PARAM(c, enc, m, key, print, en, check) GS_ENC_PARAM_##enc(m)
+#define GS_ENC_PARAM_U(m) , uint64_t m
+#define GS_ENC_PARAM_S(m) , int64_t m
+#define GS_ENC_PARAM_T(m) , uint64_t m
+#define GS_ENC_PARAM_UT(m) , uint64_t m
+#define GS_ENC_PARAM_U1(m) , uint64_t m
+#define GS_ENC_PARAM_DT(m) , uint64_t m
+#define GS_ENC_PARAM_DA(m) , uint64_t m
+#define GS_ENC_PARAM_TB(m) , uint64_t m
+#define GS_ENC_PARAM_STR(m) , const void *m, size_t m##_len
+#define GS_ENC_PARAM_BYTES(m) , const void *m, size_t m##_len
+#define GS_ENC_PARAM_SEGS(m) , size_t n##m, const struct gs_seg *m
+#define GS_ENC_PARAM_CLASSES(m) , const uint64_t *m##_blocks, const uint64_t *m##_bytes
+
+/* The field's bytes at p. */
+#define GS_ENC_PUT(c, enc, m, key, print, en, check) GS_ENC_PUT_##enc(m)
+#define GS_ENC_PUT_U(m) p = gs_put_u(p, m);
+#define GS_ENC_PUT_S(m) p = gs_put_s(p, m);
+#define GS_ENC_PUT_T(m) p = gs_put_u(p, m);
+#define GS_ENC_PUT_UT(m) p = gs_put_u(p, m);
+#define GS_ENC_PUT_U1(m) p = gs_put_u(p, m);
+#define GS_ENC_PUT_DT(m) p = gs_put_dt(p, st, m);
+#define GS_ENC_PUT_DA(m) p = gs_put_addr(p, st, m);
+#define GS_ENC_PUT_TB(m) st->t = m; st->a = 0; p = gs_put_u(p, m);
+#define GS_ENC_PUT_STR(m) p = gs_put_bytes(p, m, m##_len);
+#define GS_ENC_PUT_BYTES(m) p = gs_put_bytes(p, m, m##_len);
+#define GS_ENC_PUT_SEGS(m) p = gs_put_segs(p, n##m, m);
+#define GS_ENC_PUT_CLASSES(m) p = gs_put_classes(p, m##_blocks, m##_bytes);
+
+/* At most this many bytes, besides a string's bytes and the segments. */
+#define GS_ENC_MAX(c, enc, m, key, print, en, check) + GS_ENC_MAX_##enc
+#define GS_ENC_MAX_U GS_VARINT_MAX
+#define GS_ENC_MAX_S GS_VARINT_MAX
+#define GS_ENC_MAX_T GS_VARINT_MAX
+#define GS_ENC_MAX_UT GS_VARINT_MAX
+#define GS_ENC_MAX_U1 GS_VARINT_MAX
+#define GS_ENC_MAX_DT GS_VARINT_MAX
+#define GS_ENC_MAX_DA GS_VARINT_MAX
+#define GS_ENC_MAX_TB GS_VARINT_MAX
+#define GS_ENC_MAX_STR GS_VARINT_MAX
+#define GS_ENC_MAX_BYTES GS_VARINT_MAX
+#define GS_ENC_MAX_SEGS GS_VARINT_MAX
+#define GS_ENC_MAX_CLASSES (2 * GS_CLASS__N * GS_VARINT_MAX)
+
+/* By class: the state parameter, the record's start and its end. */
+#define GS_ENC_STATE_DELTA , struct gs_enc_state *st
+#define GS_ENC_STATE_HOT
+#define GS_ENC_STATE_LEN
+#define GS_ENC_OPEN_DELTA(type) *p++ = type;
+#define GS_ENC_OPEN_HOT(type) *p++ = type;
+#define GS_ENC_OPEN_LEN(type) uint8_t *body_ = gs_rec_open(p, type); p = body_;
+#define GS_ENC_CLOSE_DELTA return p;
+#define GS_ENC_CLOSE_HOT return p;
+#define GS_ENC_CLOSE_LEN return gs_rec_close(body_, p);
+#define GS_ENC_HEAD_DELTA 1
+#define GS_ENC_HEAD_HOT 1
+#define GS_ENC_HEAD_LEN 4 /* type, fixed 3-byte length */
+#define GS_ENC_HOT_DELTA 1
+#define GS_ENC_HOT_HOT 1
+#define GS_ENC_HOT_LEN 0
+
+#define GS_RECORD(NAME, name, type, cls, member, dump, minor, doc, ...)                 \
+    enum { GS_REC_##NAME##_MAX = GS_ENC_HEAD_##cls GS_PP_EACH(GS_ENC_MAX, _, __VA_ARGS__) }; \
+    _Static_assert(!GS_ENC_HOT_##cls || GS_REC_##NAME##_MAX <= GS_REC_HOT_MAX,         \
+                   "hot record " #NAME " is larger than GS_REC_HOT_MAX");             \
+    _Static_assert((type < GS_REC_LENGTHED) == GS_ENC_HOT_##cls,                       \
+                   "record " #NAME ": its type and its class disagree");              \
+    static inline uint8_t *gs_rec_##name(uint8_t *p GS_ENC_STATE_##cls                 \
+                                         GS_PP_EACH(GS_ENC_PARAM, _, __VA_ARGS__))     \
+    {                                                                                   \
+        GS_ENC_OPEN_##cls(type)                                                         \
+        GS_PP_EACH(GS_ENC_PUT, _, __VA_ARGS__)                                          \
+        GS_ENC_CLOSE_##cls                                                              \
+    }
+#include "gcspy/records.def"
+#undef GS_RECORD
 
 /* File and chunk framing (trace_format.h has the layouts). */
 static inline void gs_file_header(uint8_t out[GS_FILE_HDR_SIZE], uint64_t flags)

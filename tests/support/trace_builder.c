@@ -1,8 +1,9 @@
 /*
  * Trace builder for tests (see trace_builder.h): records are encoded with the
- * shim's own encoders (include/gcspy/record.h) into a raw payload buffer;
- * closing a chunk compresses that payload with zstd and appends the framed
- * chunk to a growing file image that starts with the file header. The
+ * shim's own encoders (include/gcspy/record.h, generated from records.def)
+ * into a raw payload buffer; closing a chunk compresses that payload with
+ * zstd and appends the framed chunk to a growing file image that starts with
+ * the file header. The
  * encoder state (running t and a) lives for the whole buffer and is reset by
  * each TIMEBASE, exactly as in the shim's writer.
  */
@@ -183,24 +184,15 @@ int gs_tb_stack(struct gs_tb *tb, uint64_t id, uint64_t parent, uint64_t ip)
     return finish(tb, gs_rec_stack(p, id, parent, ip));
 }
 
-/* Lengthed records: `body_max` bounds the body the caller will write. */
-static uint8_t *open_rec(struct gs_tb *tb, uint8_t type, size_t body_max,
-                         uint8_t **body)
+/* Room for a lengthed record of at most `max` bytes (its
+ * GS_REC_<NAME>_MAX plus its strings). */
+static uint8_t *begin_len(struct gs_tb *tb, size_t max)
 {
-    if (body_max > GS_REC_BODY_MAX) {
+    if (max - 4 > GS_REC_BODY_MAX) {
         tb->failed = 1;
         return NULL;
     }
-    uint8_t *p = begin(tb, 4 + body_max);
-    if (!p)
-        return NULL;
-    *body = gs_rec_open(p, type);
-    return *body;
-}
-
-static int close_rec(struct gs_tb *tb, uint8_t *body, uint8_t *end)
-{
-    return finish(tb, gs_rec_close(body, end));
+    return begin(tb, max);
 }
 
 static size_t slen(const char *s)
@@ -208,275 +200,194 @@ static size_t slen(const char *s)
     return s ? strlen(s) : 0;
 }
 
-/* NULL is written as the empty string (never handed to memcpy). */
-static uint8_t *put_str(uint8_t *p, const char *s)
-{
-    return gs_put_str(p, s ? s : "");
-}
-
-#define VU GS_VARINT_MAX
+/* A C string as an encoder's (bytes, length) pair; NULL is empty. */
+#define STR(s) (s), slen(s)
 
 int gs_tb_process_start(struct gs_tb *tb, const struct gs_tb_proc *pr)
 {
-    size_t max = 16 * VU + slen(pr->exe) + pr->argv_len + slen(pr->host) +
-                 slen(pr->version);
-    uint8_t *body, *p = open_rec(tb, GS_REC_PROCESS_START, max, &body);
+    size_t argv_len = pr->argv ? pr->argv_len : 0;
+    uint8_t *p = begin_len(tb, GS_REC_PROCESS_START_MAX + slen(pr->exe) + argv_len +
+                                   slen(pr->host) + slen(pr->version));
     if (!p)
         return -1;
-    p = gs_put_u(p, pr->pid);
-    p = gs_put_u(p, pr->ppid);
-    p = gs_put_u(p, pr->wall_ns);
-    p = put_str(p, pr->exe);
-    p = gs_put_bytes(p, pr->argv ? pr->argv : "", pr->argv ? pr->argv_len : 0);
-    p = put_str(p, pr->host);
-    p = gs_put_u(p, pr->rank1);
-    p = gs_put_u(p, pr->local_rank1);
-    p = gs_put_u(p, pr->world_size1);
-    p = gs_put_u(p, pr->flags);
-    p = put_str(p, pr->version);
-    p = gs_put_u(p, pr->unwinder);
-    p = gs_put_u(p, pr->depth);
-    p = gs_put_u(p, pr->page_size);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_process_start(p, pr->pid, pr->ppid, pr->wall_ns, STR(pr->exe),
+                                           pr->argv, argv_len, STR(pr->host), pr->rank1,
+                                           pr->local_rank1, pr->world_size1, pr->flags,
+                                           STR(pr->version), pr->unwinder, pr->depth,
+                                           pr->page_size));
 }
 
 int gs_tb_process_exit(struct gs_tb *tb, uint64_t t, int64_t status, uint64_t how)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_PROCESS_EXIT, 3 * VU, &body);
+    uint8_t *p = begin_len(tb, GS_REC_PROCESS_EXIT_MAX);
     if (!p)
         return -1;
-    p = gs_put_u(p, t);
-    p = gs_put_s(p, status);
-    p = gs_put_u(p, how);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_process_exit(p, t, status, how));
 }
 
 int gs_tb_module(struct gs_tb *tb, uint64_t id, uint64_t t, uint64_t base,
                  const char *path, const void *build_id, size_t build_id_len,
                  size_t nseg, const struct gs_tb_seg *segs)
 {
-    size_t max = (6 + 3 * nseg) * VU + slen(path) + build_id_len;
-    uint8_t *body, *p = open_rec(tb, GS_REC_MODULE, max, &body);
-    if (!p)
+    struct gs_seg *seg = nseg ? malloc(nseg * sizeof *seg) : NULL;
+    uint8_t *p = nseg && !seg ? NULL
+                              : begin_len(tb, GS_REC_MODULE_MAX + slen(path) + build_id_len +
+                                                  3 * GS_VARINT_MAX * nseg);
+    if (!p) {
+        tb->failed = 1;
+        free(seg);
         return -1;
-    p = gs_put_u(p, id);
-    p = gs_put_u(p, t);
-    p = gs_put_u(p, base);
-    p = put_str(p, path);
-    p = gs_put_bytes(p, build_id_len ? build_id : "", build_id_len);
-    p = gs_put_u(p, nseg);
-    for (size_t i = 0; i < nseg; i++) {
-        p = gs_put_u(p, segs[i].vaddr);
-        p = gs_put_u(p, segs[i].memsz);
-        p = gs_put_u(p, segs[i].flags);
     }
-    return close_rec(tb, body, p);
+    for (size_t i = 0; i < nseg; i++)
+        seg[i] = (struct gs_seg){ segs[i].vaddr, segs[i].memsz, segs[i].flags };
+    p = gs_rec_module(p, id, t, base, STR(path), build_id, build_id_len, nseg, seg);
+    free(seg);
+    return finish(tb, p);
 }
 
 int gs_tb_module_unload(struct gs_tb *tb, uint64_t id, uint64_t t)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_MODULE_UNLOAD, 2 * VU, &body);
+    uint8_t *p = begin_len(tb, GS_REC_MODULE_UNLOAD_MAX);
     if (!p)
         return -1;
-    p = gs_put_u(p, id);
-    p = gs_put_u(p, t);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_module_unload(p, id, t));
 }
 
 int gs_tb_thread_start(struct gs_tb *tb, uint64_t index, uint64_t tid, uint64_t t)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_THREAD_START, 3 * VU, &body);
+    uint8_t *p = begin_len(tb, GS_REC_THREAD_START_MAX);
     if (!p)
         return -1;
-    p = gs_put_u(p, index);
-    p = gs_put_u(p, tid);
-    p = gs_put_u(p, t);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_thread_start(p, index, tid, t));
 }
 
 int gs_tb_thread_exit(struct gs_tb *tb, uint64_t index, uint64_t t)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_THREAD_EXIT, 2 * VU, &body);
+    uint8_t *p = begin_len(tb, GS_REC_THREAD_EXIT_MAX);
     if (!p)
         return -1;
-    p = gs_put_u(p, index);
-    p = gs_put_u(p, t);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_thread_exit(p, index, t));
 }
 
 int gs_tb_sample(struct gs_tb *tb, uint64_t t, uint64_t rss, uint64_t arena,
                  uint64_t ordblks, uint64_t hblks, uint64_t hblkhd,
                  uint64_t uordblks, uint64_t fordblks, uint64_t keepcost)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_SAMPLE, 9 * VU, &body);
+    uint8_t *p = begin_len(tb, GS_REC_SAMPLE_MAX);
     if (!p)
         return -1;
-    p = gs_put_u(p, t);
-    p = gs_put_u(p, rss);
-    p = gs_put_u(p, arena);
-    p = gs_put_u(p, ordblks);
-    p = gs_put_u(p, hblks);
-    p = gs_put_u(p, hblkhd);
-    p = gs_put_u(p, uordblks);
-    p = gs_put_u(p, fordblks);
-    p = gs_put_u(p, keepcost);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_sample(p, t, rss, arena, ordblks, hblks, hblkhd, uordblks,
+                                    fordblks, keepcost));
 }
 
 int gs_tb_marker(struct gs_tb *tb, uint64_t t, uint64_t thread, uint64_t kind,
                  const char *label)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_MARKER, 4 * VU + slen(label), &body);
+    uint8_t *p = begin_len(tb, GS_REC_MARKER_MAX + slen(label));
     if (!p)
         return -1;
-    p = gs_put_u(p, t);
-    p = gs_put_u(p, thread);
-    p = gs_put_u(p, kind);
-    p = put_str(p, label);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_marker(p, t, thread, kind, STR(label)));
 }
 
 int gs_tb_pause(struct gs_tb *tb, uint64_t t_start, uint64_t t_end, uint64_t kind,
                 uint64_t thread, uint64_t a, uint64_t b)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_PAUSE, 6 * VU, &body);
+    uint8_t *p = begin_len(tb, GS_REC_PAUSE_MAX);
     if (!p)
         return -1;
-    p = gs_put_u(p, t_start);
-    p = gs_put_u(p, t_end);
-    p = gs_put_u(p, kind);
-    p = gs_put_u(p, thread);
-    p = gs_put_u(p, a);
-    p = gs_put_u(p, b);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_pause(p, t_start, t_end, kind, thread, a, b));
 }
 
 int gs_tb_exec(struct gs_tb *tb, uint64_t t, const char *path)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_EXEC, 2 * VU + slen(path), &body);
+    uint8_t *p = begin_len(tb, GS_REC_EXEC_MAX + slen(path));
     if (!p)
         return -1;
-    p = gs_put_u(p, t);
-    p = put_str(p, path);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_exec(p, t, STR(path)));
 }
 
 int gs_tb_stopped(struct gs_tb *tb, uint64_t t, uint64_t dropped, const char *reason)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_STOPPED, 3 * VU + slen(reason), &body);
+    uint8_t *p = begin_len(tb, GS_REC_STOPPED_MAX + slen(reason));
     if (!p)
         return -1;
-    p = gs_put_u(p, t);
-    p = gs_put_u(p, dropped);
-    p = put_str(p, reason);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_stopped(p, t, dropped, STR(reason)));
 }
 
 int gs_tb_scan_begin(struct gs_tb *tb, uint64_t scan_id, uint64_t t,
                      uint64_t trigger, uint64_t mode)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_SCAN_BEGIN, 4 * VU, &body);
+    uint8_t *p = begin_len(tb, GS_REC_SCAN_BEGIN_MAX);
     if (!p)
         return -1;
-    p = gs_put_u(p, scan_id);
-    p = gs_put_u(p, t);
-    p = gs_put_u(p, trigger);
-    p = gs_put_u(p, mode);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_scan_begin(p, scan_id, t, trigger, mode));
 }
 
 int gs_tb_scan_block(struct gs_tb *tb, uint64_t scan_id, uint64_t addr,
                      uint64_t size, uint64_t stack, uint64_t kind, uint64_t cls)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_SCAN_BLOCK, 6 * VU, &body);
+    uint8_t *p = begin_len(tb, GS_REC_SCAN_BLOCK_MAX);
     if (!p)
         return -1;
-    p = gs_put_u(p, scan_id);
-    p = gs_put_u(p, addr);
-    p = gs_put_u(p, size);
-    p = gs_put_u(p, stack);
-    p = gs_put_u(p, kind);
-    p = gs_put_u(p, cls);
-    return close_rec(tb, body, p);
+    /* The 1.0 form, as the builder always wrote it: without the trailing
+     * fn, which readers take as 0 (so the reader's minor-0 path is what the
+     * tests exercise, and hand-built traces keep their bytes). fn 0 is one
+     * byte, the last of the body. */
+    uint8_t *e = gs_rec_scan_block(p, scan_id, addr, size, stack, kind, cls, 0);
+    return finish(tb, gs_rec_close(p + 4, e - 1));
 }
 
 int gs_tb_scan_end(struct gs_tb *tb, const struct gs_tb_scan_end *e)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_SCAN_END, (10 + 2 * GS_CLASS__N) * VU, &body);
+    uint8_t *p = begin_len(tb, GS_REC_SCAN_END_MAX);
     if (!p)
         return -1;
-    p = gs_put_u(p, e->scan_id);
-    p = gs_put_u(p, e->t_start);
-    p = gs_put_u(p, e->t_stopped);
-    p = gs_put_u(p, e->t_marked);
-    p = gs_put_u(p, e->t_end);
-    p = gs_put_u(p, e->threads);
-    p = gs_put_u(p, e->bytes_scanned);
-    p = gs_put_u(p, e->blocks_visited);
-    p = gs_put_u(p, e->live_blocks);
-    p = gs_put_u(p, e->live_bytes);
-    for (int c = 0; c < GS_CLASS__N; c++) {
-        p = gs_put_u(p, e->cls_blocks[c]);
-        p = gs_put_u(p, e->cls_bytes[c]);
-    }
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_scan_end(p, e->scan_id, e->t_start, e->t_stopped, e->t_marked,
+                                      e->t_end, e->threads, e->bytes_scanned,
+                                      e->blocks_visited, e->live_blocks, e->live_bytes,
+                                      e->cls_blocks, e->cls_bytes));
 }
 
 int gs_tb_pycode(struct gs_tb *tb, uint64_t id, const char *file,
                  const char *function, uint64_t firstline)
 {
-    size_t max = 4 * VU + slen(file) + slen(function);
-    uint8_t *body, *p = open_rec(tb, GS_REC_PYCODE, max, &body);
+    uint8_t *p = begin_len(tb, GS_REC_PYCODE_MAX + slen(file) + slen(function));
     if (!p)
         return -1;
-    p = gs_put_u(p, id);
-    p = put_str(p, file);
-    p = put_str(p, function);
-    p = gs_put_u(p, firstline);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_pycode(p, id, STR(file), STR(function), firstline));
 }
 
 int gs_tb_trace_end(struct gs_tb *tb, uint64_t t, uint64_t allocs, uint64_t frees,
                     uint64_t bytes_allocated, uint64_t live_blocks,
                     uint64_t live_bytes)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_TRACE_END, 6 * VU, &body);
+    uint8_t *p = begin_len(tb, GS_REC_TRACE_END_MAX);
     if (!p)
         return -1;
-    p = gs_put_u(p, t);
-    p = gs_put_u(p, allocs);
-    p = gs_put_u(p, frees);
-    p = gs_put_u(p, bytes_allocated);
-    p = gs_put_u(p, live_blocks);
-    p = gs_put_u(p, live_bytes);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_trace_end(p, t, allocs, frees, bytes_allocated, live_blocks,
+                                       live_bytes));
 }
 
 int gs_tb_device_sample(struct gs_tb *tb, uint64_t t, uint64_t device, uint64_t kind,
                         uint64_t reserved, uint64_t in_use, uint64_t segments,
                         uint64_t largest_free)
 {
-    uint8_t *body, *p = open_rec(tb, GS_REC_DEVICE_SAMPLE, 7 * VU, &body);
+    uint8_t *p = begin_len(tb, GS_REC_DEVICE_SAMPLE_MAX);
     if (!p)
         return -1;
-    p = gs_put_u(p, t);
-    p = gs_put_u(p, device);
-    p = gs_put_u(p, kind);
-    p = gs_put_u(p, reserved);
-    p = gs_put_u(p, in_use);
-    p = gs_put_u(p, segments);
-    p = gs_put_u(p, largest_free);
-    return close_rec(tb, body, p);
+    return finish(tb, gs_rec_device_sample(p, t, device, kind, reserved, in_use, segments,
+                                           largest_free));
 }
 
 int gs_tb_lengthed(struct gs_tb *tb, uint8_t type, const void *body_bytes, size_t n)
 {
-    uint8_t *body, *p = open_rec(tb, type, n, &body);
+    uint8_t *p = begin_len(tb, 4 + n);
     if (!p)
         return -1;
+    uint8_t *body = gs_rec_open(p, type);
     if (n)
-        memcpy(p, body_bytes, n);
-    return close_rec(tb, body, p + n);
+        memcpy(body, body_bytes, n);
+    return finish(tb, gs_rec_close(body, body + n));
 }
 
 int gs_tb_raw(struct gs_tb *tb, const void *bytes, size_t n)
