@@ -28,69 +28,6 @@
 
 #include "validate.h"
 
-static const char *const class_names[GS_RC__N] = {
-    "definite", "indirect", "possible", "reachable", "not-freed",
-};
-static const char *const memcat_names[GS_MC__N] = { "host", "pinned", "managed", "device" };
-
-const char *gs_class_name(int cls)
-{
-    return cls >= 0 && cls < GS_RC__N ? class_names[cls] : "?";
-}
-
-const char *gs_memcat_name(int mc)
-{
-    return mc >= 0 && mc < GS_MC__N ? memcat_names[mc] : "?";
-}
-
-const char *const gs_pool_reason_names[3] = { "scan", "exit", "api" };
-const char *const gs_pool_kind_names[3] = { "large", "small", "other" };
-const char *const gs_pool_state_names[3] = { "active", "pending_free", "inactive" };
-const char *const gs_pool_action_names[GS_PEV__N] = {
-    [GS_PEV_ALLOC] = "alloc", [GS_PEV_FREE_REQUESTED] = "free_requested",
-    [GS_PEV_FREE_COMPLETED] = "free_completed", [GS_PEV_SEGMENT_ALLOC] = "segment_alloc",
-    [GS_PEV_SEGMENT_FREE] = "segment_free", [GS_PEV_SEGMENT_MAP] = "segment_map",
-    [GS_PEV_SEGMENT_UNMAP] = "segment_unmap", [GS_PEV_SNAPSHOT] = "snapshot",
-    [GS_PEV_OOM] = "oom", [GS_PEV_OTHER] = "other",
-};
-
-const char *gs_pool_reason_name(uint64_t reason)
-{
-    return reason < 3 ? gs_pool_reason_names[reason] : "other";
-}
-
-int gs_class_parse(const char *s)
-{
-    for (int i = 0; i < GS_RC__N; i++)
-        if (strcmp(s, class_names[i]) == 0)
-            return i;
-    if (strcmp(s, "still-reachable") == 0)
-        return GS_CLASS_REACHABLE;
-    return -1;
-}
-
-const char *gs_pause_kind_name(uint32_t kind)
-{
-    switch (kind) {
-    case GS_PAUSE_SCAN: return "scan";
-    case GS_PAUSE_CUDA_SYNC: return "cuda-sync";
-    case GS_PAUSE_PYTHON_GC: return "python-gc";
-    default: return "other";
-    }
-}
-
-const char *gs_trigger_name(uint64_t trigger)
-{
-    switch (trigger) {
-    case GS_SCAN_TRIG_EXIT: return "exit";
-    case GS_SCAN_TRIG_SIGNAL: return "signal";
-    case GS_SCAN_TRIG_PERIODIC: return "periodic";
-    case GS_SCAN_TRIG_API: return "api";
-    case GS_SCAN_TRIG_BYTES: return "bytes";
-    default: return "other";
-    }
-}
-
 void gs_analyze_defaults(struct gs_analyze_opts *o)
 {
     memset(o, 0, sizeof *o);

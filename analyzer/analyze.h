@@ -10,6 +10,7 @@
 
 #include "growth.h"
 #include "model.h"
+#include "names.h"
 #include "result.h"
 #include "symbols.h"
 
@@ -54,19 +55,5 @@ int gs_pauses_compute(struct gs_pause *v, size_t n, uint64_t wall_ns,
                       struct gs_pause_stats *out);
 /* Free space between live host blocks at the end of the trace (frag.c). */
 int gs_frag_heap(const struct gs_model *m, struct gs_heapfrag *out);
-
-/* Names used by every reporter. */
-const char *gs_class_name(int cls);       /* "definite" ... "not-freed" */
-const char *gs_memcat_name(int mc);       /* "host" "pinned" "managed" "device" */
-const char *gs_pause_kind_name(uint32_t kind);
-const char *gs_trigger_name(uint64_t trigger);
-int gs_class_parse(const char *s);        /* -1 when unknown */
-/* Caching-allocator enums (trace_format.h), by value: PyTorch's own words
- * where it has them (memory_viz, _snapshot()). */
-extern const char *const gs_pool_reason_names[3];       /* GS_POOL_WHY_* */
-extern const char *const gs_pool_kind_names[3];         /* GS_POOL_* */
-extern const char *const gs_pool_state_names[3];        /* GS_PBLK_* */
-extern const char *const gs_pool_action_names[GS_PEV__N]; /* GS_PEV_* */
-const char *gs_pool_reason_name(uint64_t reason);       /* "other" when unknown */
 
 #endif /* GCSPY_ANALYZE_H */

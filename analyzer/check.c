@@ -11,7 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze.h"
+#include "fmt.h"
+#include "names.h"
 
 void gs_check_defaults(struct gs_check_limits *l)
 {

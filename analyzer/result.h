@@ -14,6 +14,7 @@
 
 #include "arena.h"
 #include "model.h"
+#include "names.h"
 
 struct gs_frame {
     const char *function;   /* NULL: not resolved */
@@ -68,7 +69,7 @@ struct gs_pause_stats {
     uint64_t count, total_ns, union_ns, wall_ns;
     double share;
     uint64_t pct_ns[GS_NPCT];                   /* p50 p90 p99 max */
-    struct { uint64_t count, total_ns, max_ns; } by_kind[3];
+    struct { uint64_t count, total_ns, max_ns; } by_kind[GS_PAUSE_KINDS];
     struct gs_pause longest[GS_NLONGEST];
     uint32_t nlongest;
     struct { uint64_t window_ns; double mmu; int valid; } mmu[GS_NMMU];

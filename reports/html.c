@@ -29,8 +29,6 @@
 #include "html_page.h"      /* generated: gs_html_part0..2 */
 #include "jsonw.h"
 
-extern const struct gs_reporter gs_reporter_html;
-
 /* ---- the escaping stream: a FILE whose bytes go to another, escaped ---- */
 
 struct esc {

@@ -12,7 +12,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "../analyzer/analyze.h"
+#include "../analyzer/names.h"
 #include "jsonw.h"
 
 static struct gs_jw jw;
@@ -195,8 +195,7 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
     if (r->have_exit) {
         gs_jw_obj(w, "exit");
         gs_jw_u64(w, "t_ns", r->t_exit);
-        gs_jw_str(w, "how", r->exit_how == GS_EXIT_SIGNAL ? "signal"
-                            : r->exit_how == GS_EXIT_EXEC ? "exec" : "normal");
+        gs_jw_str(w, "how", gs_exit_how_name(r->exit_how));
         gs_jw_i64(w, "status", r->exit_status);
         gs_jw_str(w, "exec_path", r->exec_path);
         gs_jw_end_obj(w);
@@ -334,7 +333,7 @@ static void timeline(struct gs_report_ctx *c, const struct gs_result *r)
         const struct gs_marker *m = &tl->markers[i];
         gs_jw_obj_compact(w, NULL);
         gs_jw_u64(w, "t_ns", m->t);
-        gs_jw_str(w, "kind", m->kind == GS_MARK_STEP ? "step" : "user");
+        gs_jw_str(w, "kind", gs_marker_kind_name(m->kind));
         gs_jw_u64(w, "ordinal", m->ordinal);
         gs_jw_str(w, "label", m->label);
         gs_jw_end_obj(w);
@@ -451,7 +450,7 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
     gs_jw_end_arr(w);
 
     gs_jw_obj(w, "growth");
-    gs_jw_str(w, "axis", r->growth_axis == GS_AXIS_STEP ? "step" : "time");
+    gs_jw_str(w, "axis", gs_axis_name(r->growth_axis));
     gs_jw_str(w, "unit", r->growth_axis == GS_AXIS_STEP ? "bytes/step" : "bytes/s");
     gs_jw_u64(w, "checkpoints", r->growth_checkpoints);
     gs_jw_u64(w, "steps", r->steps);
@@ -552,7 +551,7 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
     }
     gs_jw_end_obj(w);
     gs_jw_obj(w, "by_kind");
-    for (uint32_t k = 0; k < 3; k++) {
+    for (uint32_t k = 0; k < GS_PAUSE_KINDS; k++) {
         gs_jw_obj_compact(w, gs_pause_kind_name(k));
         gs_jw_u64(w, "count", p->by_kind[k].count);
         gs_jw_u64(w, "total_ns", p->by_kind[k].total_ns);

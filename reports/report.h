@@ -23,17 +23,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../analyzer/check.h"
 #include "../analyzer/result.h"
 
 #define GS_REPORT_JSON_VERSION 1
-
-/* The CI gate's judgement of one trace. */
-struct gs_verdict {
-    int status;             /* 0 within limits, 1 a limit exceeded, 2 error */
-    char line[1024];        /* the one-line verdict printed per trace */
-    char detail[8192];      /* every exceeded limit and the leaks behind it */
-    uint64_t leak_bytes, leak_blocks, device_bytes, suspects;
-};
 
 struct gs_report_item {
     const char *trace;
@@ -74,6 +67,9 @@ struct gs_reporter {
 extern const struct gs_reporter gs_reporter_text;
 extern const struct gs_reporter gs_reporter_json;
 extern const struct gs_reporter gs_reporter_junit;
+/* The JSON report inside a self-contained page (html.c): `gcspy report`
+ * only, so gs_reporter_find does not list it. */
+extern const struct gs_reporter gs_reporter_html;
 
 /* NULL when the name is unknown. */
 const struct gs_reporter *gs_reporter_find(const char *name);
@@ -95,10 +91,5 @@ struct gs_totals {
     uint64_t suspects, pauses, pause_ns, allocs, bytes_allocated;
 };
 void gs_report_totals(const struct gs_report_item *items, size_t n, struct gs_totals *t);
-
-/* "1.5 MiB", "512 bytes": human units for text (buf of 32). */
-const char *gs_fmt_bytes(char *buf, uint64_t n);
-/* "1.234 s", "12.5 ms", "800 us" (buf of 32). */
-const char *gs_fmt_ns(char *buf, uint64_t ns);
 
 #endif /* GCSPY_REPORT_H */

@@ -19,7 +19,7 @@
 
 #include "analyze.h"
 #include "check.h"
-#include "cmdutil.h"
+#include "cli/cmdutil.h"
 #include "gcspy/codec.h"
 #include "model.h"
 #include "suppress.h"

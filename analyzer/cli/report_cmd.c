@@ -17,9 +17,6 @@
 #include "cmdutil.h"
 #include "commands.h"
 
-/* reports/html.c: the JSON report inside a self-contained page */
-extern const struct gs_reporter gs_reporter_html;
-
 static void usage(FILE *f)
 {
     fprintf(f,
