@@ -19,13 +19,14 @@
  * the largest max_groups of the others, and the growth suspects.
  */
 #include "analyze.h"
-#include "idtab.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+#include "idtab.h"
 #include "validate.h"
 
 void gs_analyze_defaults(struct gs_analyze_opts *o)
@@ -63,14 +64,8 @@ struct ctx {
 
 static int buf_push(struct ctx *c, const struct gs_frame *f)
 {
-    if (c->nbuf == c->capbuf) {
-        size_t cap = c->capbuf ? c->capbuf * 2 : 64;
-        struct gs_frame *n = realloc(c->buf, cap * sizeof *n);
-        if (!n)
-            return -1;
-        c->buf = n;
-        c->capbuf = cap;
-    }
+    if (GS_GROW(c->buf, c->capbuf, c->nbuf + 1))
+        return -1;
     c->buf[c->nbuf++] = *f;
     return 0;
 }
@@ -204,14 +199,8 @@ static int group_add(struct groups *g, uint32_t stack, int cls, int mc, int inh,
     if (g->h[j].key) {
         l = &g->v[g->h[j].idx];
     } else {
-        if (g->n == g->cap) {
-            size_t cap = g->cap ? g->cap * 2 : 256;
-            struct gs_leak *n = realloc(g->v, cap * sizeof *n);
-            if (!n)
-                return -1;
-            g->v = n;
-            g->cap = cap;
-        }
+        if (GS_GROW(g->v, g->cap, g->n + 1))
+            return -1;
         l = &g->v[g->n];
         memset(l, 0, sizeof *l);
         l->cls = cls;
@@ -344,14 +333,9 @@ static int build_growth(struct ctx *c)
         struct gs_line line;
         if (!gs_growth_judge(ax, &m->cps[axis], &c->o->growth, &line))
             continue;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 32;
-            struct gs_suspect *nv = realloc(v, cap * sizeof *nv);
-            if (!nv) {
-                free(v);
-                return -1;
-            }
-            v = nv;
+        if (GS_GROW(v, cap, n + 1)) {
+            free(v);
+            return -1;
         }
         struct gs_suspect *g = &v[n++];
         memset(g, 0, sizeof *g);

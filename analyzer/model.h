@@ -107,7 +107,7 @@ struct gs_poolfig {
     uint64_t events, events_by[GS_PEV__N];          /* allocator history, by action */
 };
 
-struct gs_poolsnap;          /* the snapshot being read (model.c) */
+struct gs_poolsnap;          /* the snapshot being read (model_pool.c) */
 
 struct gs_stacknode {
     uint64_t ip;

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 struct modent {
     const char *path;           /* interned */
     uint8_t *bid;
@@ -146,14 +148,8 @@ const char *gs_sym_problem(const struct gs_symbolizer *s, uint32_t i)
 
 static void problem(struct gs_symbolizer *s, const char *msg)
 {
-    if (s->nproblems == s->pcap2) {
-        uint32_t cap = s->pcap2 ? s->pcap2 * 2 : 8;
-        const char **n = realloc(s->problems, cap * sizeof *n);
-        if (!n)
-            return;
-        s->problems = n;
-        s->pcap2 = cap;
-    }
+    if (GS_GROW(s->problems, s->pcap2, (size_t)s->nproblems + 1))
+        return;
     const char *c = gs_arena_strdup(&s->a, msg);
     if (c)
         s->problems[s->nproblems++] = c;
@@ -210,14 +206,8 @@ static int mod_find(struct gs_symbolizer *s, const struct gs_module *md, uint32_
             j = (j + 1) & (s->mhcap - 1);
         }
     }
-    if (s->nmods == s->mcap) {
-        uint32_t cap = s->mcap ? s->mcap * 2 : 64;
-        struct modent *n = realloc(s->mods, cap * sizeof *n);
-        if (!n)
-            return -1;
-        s->mods = n;
-        s->mcap = cap;
-    }
+    if (GS_GROW(s->mods, s->mcap, (size_t)s->nmods + 1))
+        return -1;
     struct modent *e = &s->mods[s->nmods];
     memset(e, 0, sizeof *e);
     e->path = gs_sym_intern(s, path);
@@ -332,14 +322,8 @@ static const char *die_name(Dwarf_Die *die)
 
 static int pool_push(struct gs_symbolizer *s, const struct gs_frame *f)
 {
-    if (s->pn == s->pcap) {
-        size_t cap = s->pcap ? s->pcap * 2 : 1024;
-        struct gs_frame *n = realloc(s->pool, cap * sizeof *n);
-        if (!n)
-            return -1;
-        s->pool = n;
-        s->pcap = cap;
-    }
+    if (GS_GROW(s->pool, s->pcap, s->pn + 1))
+        return -1;
     s->pool[s->pn++] = *f;
     return 0;
 }

@@ -1,0 +1,28 @@
+/*
+ * Growable arrays, for the analyzer and the reporters alike: an array and
+ * its capacity (size_t or uint32_t, in elements), grown by doubling so that
+ * appending costs amortized O(1). Hash tables rehash by their own rules
+ * (idtab.h, the model's maps); everything else that fills up grows here.
+ *
+ *   if (GS_GROW(v, cap, n + 1)) return -1;   v[n++] = x;
+ *
+ * What stays true: on success the array holds at least `need` elements and
+ * the ones past the old capacity are zero; on failure (-1, out of memory or
+ * a capacity that would not fit its type) the array and its capacity are as
+ * they were, so the caller may free it as usual.
+ */
+#ifndef GCSPY_GROW_H
+#define GCSPY_GROW_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+int gs_grow(void **arr, size_t *cap, size_t need, size_t elem);
+int gs_grow32(void **arr, uint32_t *cap, size_t need, size_t elem);
+
+/* arr: an lvalue pointer; cap: an lvalue size_t or uint32_t. */
+#define GS_GROW(arr, cap, need)                                                         \
+    _Generic((cap), uint32_t: gs_grow32, default: gs_grow)((void **)&(arr), &(cap),     \
+                                                           (size_t)(need), sizeof *(arr))
+
+#endif /* GCSPY_GROW_H */
