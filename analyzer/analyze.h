@@ -1,7 +1,10 @@
 /*
- * From a trace file to a struct gs_result: read (trace_reader.h), replay
- * (model.h), then the analyses (leak grouping here; growth.c, pauses.c,
- * frag.c) and symbolization of the stacks that the result shows.
+ * From a trace to a struct gs_result (result.h), in one pass: read
+ * (trace_reader.h), check (validate.h), replay (model.h); then the result
+ * built from the model's end state (analyze_int.h names the files), with
+ * the stacks it shows symbolized, and for the HTML page the run's history
+ * (history.h) gathered during the same pass. The pause helpers below are
+ * the analysis's own and the history's.
  */
 #ifndef GCSPY_ANALYZE_H
 #define GCSPY_ANALYZE_H
@@ -21,6 +24,8 @@ struct gs_analyze_opts {
     uint32_t all_classes_mask;  /* 1 << class: every group of it symbolized */
     uint32_t max_suspects;      /* growth suspects kept (0: 100) */
     uint32_t max_frames;        /* frames per stack (0: 256) */
+    int history;                /* also the run over time for the HTML page
+                                   (result.h's history, history.h) */
 };
 
 void gs_analyze_defaults(struct gs_analyze_opts *o);
@@ -53,7 +58,5 @@ int gs_pause_len_desc(const void *a, const void *b);
 /* Pause statistics over pauses v[0..n) (pauses.c); v is sorted in place. */
 int gs_pauses_compute(struct gs_pause *v, size_t n, uint64_t wall_ns,
                       struct gs_pause_stats *out);
-/* Free space between live host blocks at the end of the trace (frag.c). */
-int gs_frag_heap(const struct gs_model *m, struct gs_heapfrag *out);
 
 #endif /* GCSPY_ANALYZE_H */

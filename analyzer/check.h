@@ -1,6 +1,7 @@
 /*
- * The CI gate's judgement (`gcspy check`), separate from its option parsing
- * so unit tests can judge results directly.
+ * The CI gate's judgement (`gcspy check`) and its verdict type, which the
+ * JUnit and JSON reporters print; separate from its option parsing
+ * (analyzer/cli/check_cmd.c) so unit tests can judge results directly.
  *
  * What counts: leak groups whose class is in fail_on, not suppressed, not
  * inherited from a parent process (the parent's own trace counts those).

@@ -20,9 +20,15 @@
 int gs_grow(void **arr, size_t *cap, size_t need, size_t elem);
 int gs_grow32(void **arr, uint32_t *cap, size_t need, size_t elem);
 
-/* arr: an lvalue pointer; cap: an lvalue size_t or uint32_t. */
+/* arr: an lvalue pointer; cap: an lvalue size_t or uint32_t. The common
+ * case, room enough, is decided inline: no call on the paths that append to
+ * a full array once in a long while. */
 #define GS_GROW(arr, cap, need)                                                         \
-    _Generic((cap), uint32_t: gs_grow32, default: gs_grow)((void **)&(arr), &(cap),     \
-                                                           (size_t)(need), sizeof *(arr))
+    ({                                                                                  \
+        size_t gs_need_ = (need);                                                       \
+        gs_need_ <= (cap) ? 0                                                           \
+                          : _Generic((cap), uint32_t: gs_grow32, default: gs_grow)(     \
+                                (void **)&(arr), &(cap), gs_need_, sizeof *(arr));      \
+    })
 
 #endif /* GCSPY_GROW_H */

@@ -78,9 +78,20 @@ int gs_model_feed(struct gs_model *m, const struct gs_record *r)
 {
     m->records++;
     switch (r->type) {
-    case GS_REC_ALLOC: case GS_REC_FREE: case GS_REC_REALLOC:
-    case GS_REC_ALLOC_EX: case GS_REC_FREE_EX:
-        return gs_on_block(m, r);
+    /* the hot records: one call into the live set's file each */
+    case GS_REC_ALLOC:
+        return gs_advance_time(m, r->t) ? -1 : gs_on_alloc(m, r);
+    case GS_REC_FREE:
+        if (gs_advance_time(m, r->t))
+            return -1;
+        gs_on_free(m, r);
+        return 0;
+    case GS_REC_REALLOC:
+        return gs_advance_time(m, r->t) ? -1 : gs_on_realloc(m, r);
+    case GS_REC_ALLOC_EX:
+        return gs_advance_time(m, r->t) ? -1 : gs_on_alloc_ex(m, r);
+    case GS_REC_FREE_EX:
+        return gs_advance_time(m, r->t) ? -1 : gs_on_free_ex(m, r);
     case GS_REC_TIMEBASE: case GS_REC_PROCESS_EXIT: case GS_REC_THREAD_START:
     case GS_REC_THREAD_EXIT: case GS_REC_EXEC: case GS_REC_STOPPED: case GS_REC_TRACE_END:
         return on_process_event(m, r);

@@ -22,6 +22,7 @@
 #define GCSPY_MODEL_INT_H
 
 #include "model.h"
+#include "sitelog.h"
 
 #define GS_MAX_ID (1u << 30)          /* stack and PYCODE ids we index directly */
 #define GS_TICK_MIN_NS 10000000ull    /* first time-checkpoint spacing: 10 ms */
@@ -68,6 +69,9 @@ static inline void gs_site_change(struct gs_model *m, struct gs_site *s, uint64_
             uint32_t k1 = gs_cps_upto(c, t);
             if (k1 > s->last_cp[a]) {
                 struct gs_axis *ax = &m->site_ax[(size_t)(s - m->sites) * GS_AXIS__N + a];
+                if (m->sitelog)
+                    gs_sitelog_note(m->sitelog, a, (uint32_t)(s - m->sites), s->last_cp[a], k1,
+                                    (double)s->live_bytes);
                 gs_axis_flush(ax, c, k1, (double)s->live_bytes);
                 s->last_cp[a] = k1;
             }
@@ -106,7 +110,11 @@ static inline int gs_advance_time(struct gs_model *m, uint64_t t)
 
 /* ---- the handlers, one per record type ---- */
 
-int gs_on_block(struct gs_model *m, const struct gs_record *r);      /* model_live.c */
+int gs_on_alloc(struct gs_model *m, const struct gs_record *r);      /* model_live.c */
+void gs_on_free(struct gs_model *m, const struct gs_record *r);
+int gs_on_realloc(struct gs_model *m, const struct gs_record *r);
+int gs_on_alloc_ex(struct gs_model *m, const struct gs_record *r);
+int gs_on_free_ex(struct gs_model *m, const struct gs_record *r);
 
 char *gs_dupb(const struct gs_bytes *b);                             /* model_defs.c */
 int gs_on_stack(struct gs_model *m, const struct gs_record *r);

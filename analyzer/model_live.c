@@ -147,6 +147,9 @@ void gs_sites_finish(struct gs_model *m)
     for (uint32_t i = 0; i < m->nsites; i++) {
         struct gs_site *s = &m->sites[i];
         for (int a = 0; a < GS_AXIS__N; a++) {
+            if (m->sitelog && m->cps[a].n > s->last_cp[a])
+                gs_sitelog_note(m->sitelog, a, i, s->last_cp[a], m->cps[a].n,
+                                (double)s->live_bytes);
             gs_axis_flush(&m->site_ax[(size_t)i * GS_AXIS__N + a], &m->cps[a], m->cps[a].n,
                           (double)s->live_bytes);
             s->last_cp[a] = m->cps[a].n;
@@ -297,31 +300,36 @@ static int cuda_call(struct gs_model *m, uint64_t t, uint64_t fn, uint64_t dur,
     return 0;
 }
 
-/* The hot records, after the dispatch (model.c). */
-int gs_on_block(struct gs_model *m, const struct gs_record *r)
+/* The hot records, from the dispatch (model.c), which has moved the clock. */
+
+int gs_on_alloc(struct gs_model *m, const struct gs_record *r)
 {
-    if (gs_advance_time(m, r->t))
+    return on_alloc(m, r->t, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.stack, GS_MEM_HOST,
+                    GS_FN_MALLOC, 0);
+}
+
+void gs_on_free(struct gs_model *m, const struct gs_record *r)
+{
+    on_free(m, r->t, r->u.free.addr, GS_DOM_HOST);
+}
+
+int gs_on_realloc(struct gs_model *m, const struct gs_record *r)
+{
+    return on_realloc(m, r);
+}
+
+int gs_on_alloc_ex(struct gs_model *m, const struct gs_record *r)
+{
+    if (cuda_call(m, r->t, r->u.alloc.fn, r->u.alloc.dur_ns, r->u.alloc.fn, r->u.alloc.size))
         return -1;
-    switch (r->type) {
-    case GS_REC_ALLOC:
-        return on_alloc(m, r->t, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.stack,
-                        GS_MEM_HOST, GS_FN_MALLOC, 0);
-    case GS_REC_FREE:
-        on_free(m, r->t, r->u.free.addr, GS_DOM_HOST);
-        return 0;
-    case GS_REC_REALLOC:
-        return on_realloc(m, r);
-    case GS_REC_ALLOC_EX:
-        if (cuda_call(m, r->t, r->u.alloc.fn, r->u.alloc.dur_ns, r->u.alloc.fn, r->u.alloc.size))
-            return -1;
-        return on_alloc(m, r->t, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.stack,
-                        r->u.alloc.kind, r->u.alloc.fn, r->u.alloc.device);
-    case GS_REC_FREE_EX:
-        if (cuda_call(m, r->t, r->u.free.fn, r->u.free.dur_ns, r->u.free.fn, 0))
-            return -1;
-        on_free(m, r->t, r->u.free.addr, domain_of(r->u.free.kind, r->u.free.fn));
-        return 0;
-    default:
-        return 0;
-    }
+    return on_alloc(m, r->t, r->u.alloc.addr, r->u.alloc.size, r->u.alloc.stack,
+                    r->u.alloc.kind, r->u.alloc.fn, r->u.alloc.device);
+}
+
+int gs_on_free_ex(struct gs_model *m, const struct gs_record *r)
+{
+    if (cuda_call(m, r->t, r->u.free.fn, r->u.free.dur_ns, r->u.free.fn, 0))
+        return -1;
+    on_free(m, r->t, r->u.free.addr, domain_of(r->u.free.kind, r->u.free.fn));
+    return 0;
 }

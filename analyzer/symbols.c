@@ -29,6 +29,7 @@ struct modent {
     Dwfl *dwfl;
     Dwfl_Module *mod;
     int state;                  /* 0 not opened yet, 1 usable, -1 unusable */
+    const char *held;           /* its problem, found while quiet, not listed yet */
 };
 
 struct cachent {
@@ -56,6 +57,7 @@ struct gs_symbolizer {
     struct gs_sym_stats st;
     char *(*demangle)(const char *, char *, size_t *, int *);
     int demangle_tried;
+    int quiet;                  /* gs_sym_quiet */
 };
 
 static uint64_t hash_str(const char *s)
@@ -146,13 +148,28 @@ const char *gs_sym_problem(const struct gs_symbolizer *s, uint32_t i)
     return i < s->nproblems ? s->problems[i] : NULL;
 }
 
-static void problem(struct gs_symbolizer *s, const char *msg)
+static void list_problem(struct gs_symbolizer *s, const char *c)
 {
     if (GS_GROW(s->problems, s->pcap2, (size_t)s->nproblems + 1))
         return;
+    s->problems[s->nproblems++] = c;
+}
+
+/* Module e cannot be read, msg says why: listed now, or held while quiet. */
+static void problem(struct gs_symbolizer *s, struct modent *e, const char *msg)
+{
     const char *c = gs_arena_strdup(&s->a, msg);
-    if (c)
-        s->problems[s->nproblems++] = c;
+    if (!c)
+        return;
+    if (s->quiet)
+        e->held = c;
+    else
+        list_problem(s, c);
+}
+
+void gs_sym_quiet(struct gs_symbolizer *s, int on)
+{
+    s->quiet = on;
 }
 
 /* ---- modules ---- */
@@ -245,7 +262,7 @@ static void mod_open(struct gs_symbolizer *s, struct modent *e)
         if (e->path[0] && e->path[0] != '[' && strncmp(e->path, "linux-vdso", 10) != 0) {
             snprintf(msg, sizeof msg, "%s: cannot read the file (frames shown as module+offset)",
                      e->path);
-            problem(s, msg);
+            problem(s, e, msg);
         }
         s->st.modules_missing++;
         return;
@@ -259,7 +276,7 @@ static void mod_open(struct gs_symbolizer *s, struct modent *e)
     dwfl_report_end(d, NULL, NULL);
     if (!m) {
         snprintf(msg, sizeof msg, "%s: not readable as ELF (%s)", e->path, dwfl_errmsg(-1));
-        problem(s, msg);
+        problem(s, e, msg);
         s->st.modules_missing++;
         dwfl_end(d);
         return;
@@ -272,7 +289,7 @@ static void mod_open(struct gs_symbolizer *s, struct modent *e)
             snprintf(msg, sizeof msg,
                      "%s: build id differs from the one recorded (rebuilt since the run?): "
                      "frames shown as module+offset", e->path);
-            problem(s, msg);
+            problem(s, e, msg);
             s->st.modules_mismatched++;
             dwfl_end(d);
             return;
@@ -415,6 +432,10 @@ int gs_sym_resolve(struct gs_symbolizer *s, const struct gs_module *md, uint64_t
     uint32_t mi;
     if (mod_find(s, md, &mi))
         return -1;
+    if (s->mods[mi].held && !s->quiet) {
+        list_problem(s, s->mods[mi].held);
+        s->mods[mi].held = NULL;
+    }
     uint64_t rel = ip - md->base;
     if ((s->cn + 1) * 2 > s->ccap) {
         size_t ncap = s->ccap ? s->ccap * 2 : 4096;

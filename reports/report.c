@@ -1,7 +1,6 @@
 /*
  * The reporter driver (report.h): the fixed call order, which leak groups
- * are shown, totals over processes, and the human units every text output
- * shares.
+ * are shown, and totals over processes.
  */
 #include "report.h"
 

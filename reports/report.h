@@ -1,6 +1,6 @@
 /*
  * Reporters: one table of function pointers per output format (text, JSON,
- * JUnit XML), called in a fixed order by gs_report_write:
+ * JUnit XML, HTML), called in a fixed order by gs_report_write:
  *
  *   begin(n items)
  *   for each item (one trace):  process(item)  leak(item, group)...  process_end(item)
@@ -12,9 +12,10 @@
  * the result's order: class, then bytes. A reporter ignores the calls it has
  * no use for (JUnit prints verdicts, not groups) by leaving them NULL.
  *
- * Reporters read only struct gs_result (analyzer/result.h) and the verdicts
- * of the CI gate; the JSON they produce is the contract the HTML page and
- * other tools read (docs/report-json.md).
+ * Reporters read only struct gs_result (analyzer/result.h, the HTML page
+ * its history too) and the verdicts of the CI gate (analyzer/check.h): they
+ * serialize, never read a trace or replay one. The JSON they produce is the
+ * contract the HTML page and other tools read (docs/report-json.md).
  */
 #ifndef GCSPY_REPORT_H
 #define GCSPY_REPORT_H

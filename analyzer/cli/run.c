@@ -7,9 +7,9 @@
  * status (or signal) is gcspy's and nothing of gcspy stays in the process
  * but the shim.
  *
- * The option list comes from include/gcspy/options.def, the same X-macro table the
- * shim parses its environment with, so help text and README cannot drift
- * from what the shim accepts.
+ * The option list comes from include/gcspy/options.def, the same X-macro
+ * table the shim parses its environment with, so help text and README
+ * cannot drift from what the shim accepts.
  */
 #include <elf.h>
 #include <errno.h>

@@ -20,6 +20,7 @@
 #include "analyze.h"
 #include "check.h"
 #include "cli/cmdutil.h"
+#include "frag.h"
 #include "gcspy/codec.h"
 #include "model.h"
 #include "suppress.h"
