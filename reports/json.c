@@ -135,19 +135,18 @@ static void scan_obj(struct gs_jw *w, const char *key, const struct gs_scan *s)
     gs_jw_end_obj(w);
 }
 
-static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
+/* null for -1 (unset) */
+static void opt_i64(struct gs_jw *w, const char *key, int64_t v)
 {
-    (void)c;
-    struct gs_jw *w = &jw;
-    const struct gs_result *r = it->r;
-    gs_jw_obj(w, NULL);
-    gs_jw_str(w, "trace", it->trace);
-    if (!r) {
-        gs_jw_bool(w, "readable", 0);
-        gs_jw_str(w, "error", it->error);
-        return 0;
-    }
-    gs_jw_bool(w, "readable", 1);
+    if (v >= 0)
+        gs_jw_i64(w, key, v);
+    else
+        gs_jw_null(w, key);
+}
+
+/* Who the process was. */
+static void identity(struct gs_jw *w, const struct gs_result *r)
+{
     if (r->have_proc) {
         gs_jw_u64(w, "pid", r->pid);
         gs_jw_u64(w, "ppid", r->ppid);
@@ -163,21 +162,17 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         gs_jw_str(w, NULL, r->argv[i]);
     gs_jw_end_arr(w);
     gs_jw_str(w, "host", r->host);
-    if (r->rank >= 0)
-        gs_jw_i64(w, "rank", r->rank);
-    else
-        gs_jw_null(w, "rank");
-    if (r->local_rank >= 0)
-        gs_jw_i64(w, "local_rank", r->local_rank);
-    else
-        gs_jw_null(w, "local_rank");
-    if (r->world_size >= 0)
-        gs_jw_i64(w, "world_size", r->world_size);
-    else
-        gs_jw_null(w, "world_size");
+    opt_i64(w, "rank", r->rank);
+    opt_i64(w, "local_rank", r->local_rank);
+    opt_i64(w, "world_size", r->world_size);
     gs_jw_bool(w, "forked", (r->flags & GS_PROC_F_FORKED) != 0);
     gs_jw_u64(w, "start_unix_ns", r->wall_ns);
     gs_jw_str(w, "gcspy_version", r->version);
+}
+
+/* Whether the trace is whole and well formed, and how the run ended. */
+static void completeness(struct gs_jw *w, const struct gs_result *r)
+{
     gs_jw_bool(w, "complete", r->complete);
     gs_jw_str(w, "damage", r->damage);
     gs_jw_bool(w, "malformed", r->malformed);
@@ -203,6 +198,10 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         gs_jw_null(w, "exit");
     }
     gs_jw_u64(w, "duration_ns", r->duration_ns);
+}
+
+static void counts(struct gs_jw *w, const struct gs_result *r)
+{
     gs_jw_obj(w, "events");
     gs_jw_u64(w, "records", r->records);
     gs_jw_u64(w, "allocs", r->allocs);
@@ -224,6 +223,25 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
     else
         gs_jw_null(w, "rss");
     gs_jw_end_obj(w);
+}
+
+/* A process's object up to its leak groups, whose array it leaves open. */
+static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
+{
+    (void)c;
+    struct gs_jw *w = &jw;
+    const struct gs_result *r = it->r;
+    gs_jw_obj(w, NULL);
+    gs_jw_str(w, "trace", it->trace);
+    if (!r) {
+        gs_jw_bool(w, "readable", 0);
+        gs_jw_str(w, "error", it->error);
+        return 0;
+    }
+    gs_jw_bool(w, "readable", 1);
+    identity(w, r);
+    completeness(w, r);
+    counts(w, r);
     if (r->last_scan >= 0)
         scan_obj(w, "last_scan", &r->scans[r->last_scan]);
     else
@@ -404,16 +422,11 @@ static void caching_allocator(struct gs_jw *w, const struct gs_result *r)
     gs_jw_end_obj(w);
 }
 
-static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *it)
+/* Per class, the groups the options leave out of "leaks": how many, and
+ * their bytes and blocks. */
+static void leaks_omitted(struct gs_report_ctx *c, const struct gs_result *r)
 {
     struct gs_jw *w = &jw;
-    const struct gs_result *r = it->r;
-    if (!r) {
-        gs_jw_end_obj(w);
-        return 0;
-    }
-    gs_jw_end_arr(w); /* leaks */
-
     uint32_t shown[GS_RC__N] = { 0 };
     struct { uint64_t groups, bytes, blocks; } om[GS_RC__N];
     memset(om, 0, sizeof om);
@@ -439,7 +452,11 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
         gs_jw_end_obj(w);
     }
     gs_jw_end_arr(w);
+}
 
+/* Every scan, or every stride-th of many (and the last) */
+static void scans(struct gs_jw *w, const struct gs_result *r)
+{
     gs_jw_arr(w, "scans", 0);
     uint32_t stride = 1;
     while (r->nscans / stride > 500)
@@ -448,7 +465,10 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
         if (i % stride == 0 || i + 1 == r->nscans)
             scan_obj(w, NULL, &r->scans[i]);
     gs_jw_end_arr(w);
+}
 
+static void growth(struct gs_jw *w, const struct gs_result *r)
+{
     gs_jw_obj(w, "growth");
     gs_jw_str(w, "axis", gs_axis_name(r->growth_axis));
     gs_jw_str(w, "unit", r->growth_axis == GS_AXIS_STEP ? "bytes/step" : "bytes/s");
@@ -477,33 +497,45 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
     }
     gs_jw_end_arr(w);
     gs_jw_end_obj(w);
+}
 
-    gs_jw_obj(w, "fragmentation");
-    if (r->have_host_samples) {
-        gs_jw_obj(w, "malloc");
-        gs_jw_u64(w, "samples", r->samples);
-        gs_jw_u64(w, "arena", r->mi_arena);
-        gs_jw_u64(w, "in_use", r->mi_inuse);
-        gs_jw_u64(w, "free", r->mi_free);
-        gs_jw_u64(w, "top_pad", r->mi_toppad);
-        gs_jw_u64(w, "mmapped", r->mi_hblkhd);
-        gs_jw_u64(w, "peak_arena", r->mi_peak_arena);
-        gs_jw_u64(w, "peak_free", r->mi_peak_free);
-        gs_jw_end_obj(w);
-    } else {
+/* glibc's figures (the SAMPLE records' last), or null without samples */
+static void malloc_figures(struct gs_jw *w, const struct gs_result *r)
+{
+    if (!r->have_host_samples) {
         gs_jw_null(w, "malloc");
+        return;
     }
-    gs_jw_obj(w, "heap");
-    gs_jw_u64(w, "live_blocks", r->heap.blocks);
-    gs_jw_u64(w, "live_bytes", r->heap.bytes);
-    gs_jw_u64(w, "regions", r->heap.regions);
-    gs_jw_u64(w, "gaps", r->heap.gaps);
-    gs_jw_u64(w, "free_bytes", r->heap.free_bytes);
-    gs_jw_u64(w, "largest_free", r->heap.largest_free);
-    gs_jw_dbl(w, "ratio", r->heap.ratio);
-    gs_jw_u64(w, "mmapped_blocks", r->heap.mmapped_blocks);
-    gs_jw_u64(w, "mmapped_bytes", r->heap.mmapped_bytes);
+    gs_jw_obj(w, "malloc");
+    gs_jw_u64(w, "samples", r->samples);
+    gs_jw_u64(w, "arena", r->mi_arena);
+    gs_jw_u64(w, "in_use", r->mi_inuse);
+    gs_jw_u64(w, "free", r->mi_free);
+    gs_jw_u64(w, "top_pad", r->mi_toppad);
+    gs_jw_u64(w, "mmapped", r->mi_hblkhd);
+    gs_jw_u64(w, "peak_arena", r->mi_peak_arena);
+    gs_jw_u64(w, "peak_free", r->mi_peak_free);
     gs_jw_end_obj(w);
+}
+
+static void heap_figures(struct gs_jw *w, const struct gs_heapfrag *h)
+{
+    gs_jw_obj(w, "heap");
+    gs_jw_u64(w, "live_blocks", h->blocks);
+    gs_jw_u64(w, "live_bytes", h->bytes);
+    gs_jw_u64(w, "regions", h->regions);
+    gs_jw_u64(w, "gaps", h->gaps);
+    gs_jw_u64(w, "free_bytes", h->free_bytes);
+    gs_jw_u64(w, "largest_free", h->largest_free);
+    gs_jw_dbl(w, "ratio", h->ratio);
+    gs_jw_u64(w, "mmapped_blocks", h->mmapped_blocks);
+    gs_jw_u64(w, "mmapped_bytes", h->mmapped_bytes);
+    gs_jw_end_obj(w);
+}
+
+/* Each device allocator's last DEVICE_SAMPLE and its extremes */
+static void device_figures(struct gs_jw *w, const struct gs_result *r)
+{
     gs_jw_arr(w, "devices", 0);
     for (uint32_t d = 0; d < r->ndev; d++) {
         const struct gs_devstate *s = &r->dev[d];
@@ -530,10 +562,20 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
         gs_jw_end_obj(w);
     }
     gs_jw_end_arr(w);
+}
+
+static void fragmentation(struct gs_jw *w, const struct gs_result *r)
+{
+    gs_jw_obj(w, "fragmentation");
+    malloc_figures(w, r);
+    heap_figures(w, &r->heap);
+    device_figures(w, r);
     caching_allocator(w, r);
     gs_jw_end_obj(w);
+}
 
-    const struct gs_pause_stats *p = &r->pauses;
+static void pauses(struct gs_jw *w, const struct gs_pause_stats *p)
+{
     gs_jw_obj(w, "pauses");
     gs_jw_str(w, "sources", p->sources);
     gs_jw_u64(w, "count", p->count);
@@ -582,7 +624,23 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
     }
     gs_jw_end_arr(w);
     gs_jw_end_obj(w);
+}
 
+/* What follows the process's leak groups: the rest of its object. */
+static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *it)
+{
+    struct gs_jw *w = &jw;
+    const struct gs_result *r = it->r;
+    if (!r) {
+        gs_jw_end_obj(w);
+        return 0;
+    }
+    gs_jw_end_arr(w); /* leaks */
+    leaks_omitted(c, r);
+    scans(w, r);
+    growth(w, r);
+    fragmentation(w, r);
+    pauses(w, &r->pauses);
     timeline(c, r);
     if (it->verdict) {
         gs_jw_obj(w, "verdict");
