@@ -14,7 +14,7 @@
 
 int gs_blkv_push(struct gs_blkv *b, const struct gs_blk *x)
 {
-    if (GS_GROW(b->v, b->cap, b->n + 1))
+    if (GS_GROW_RAW(b->v, b->cap, b->n + 1))
         return -1;
     b->v[b->n++] = *x;
     return 0;
@@ -31,7 +31,7 @@ int gs_blk_sort(struct gs_blkv *b, struct gs_blkv *tmp, uint32_t *count)
     size_t n = b->n;
     if (n < 2)
         return 0;
-    if (GS_GROW(tmp->v, tmp->cap, n))
+    if (GS_GROW_RAW(tmp->v, tmp->cap, n))
         return -1;
     for (int shift = 0; shift < 64; shift += 16) {
         memset(count, 0, 65536 * sizeof *count);

@@ -66,7 +66,7 @@ static int group_add(struct groups *g, uint32_t stack, int cls, int mc, int inh,
     if (g->h[j].key) {
         l = &g->v[g->h[j].idx];
     } else {
-        if (GS_GROW(g->v, g->cap, g->n + 1))
+        if (GS_GROW_RAW(g->v, g->cap, g->n + 1))
             return -1;
         l = &g->v[g->n];
         memset(l, 0, sizeof *l);

@@ -148,7 +148,7 @@ int gs_on_marker(struct gs_model *m, const struct gs_record *r)
 int gs_pause_add(struct gs_pauses *ps, uint64_t t0, uint64_t t1, uint32_t kind,
                      uint64_t a, uint64_t b)
 {
-    if (GS_GROW(ps->v, ps->cap, ps->n + 1))
+    if (GS_GROW_RAW(ps->v, ps->cap, ps->n + 1))
         return -1;
     struct gs_pause *p = &ps->v[ps->n++];
     memset(p, 0, sizeof *p);

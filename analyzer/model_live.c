@@ -119,8 +119,8 @@ struct gs_site *gs_site_get(struct gs_model *m, uint32_t stack, int memcat, uint
     if (m->nsites == m->sites_cap) {
         /* the growth fits are a parallel array, GS_AXIS__N per site */
         uint32_t cap = m->sites_cap, axcap = m->sites_cap * GS_AXIS__N;
-        if (GS_GROW(m->sites, cap, (size_t)m->nsites + 1) ||
-            GS_GROW(m->site_ax, axcap, (size_t)cap * GS_AXIS__N))
+        if (GS_GROW_RAW(m->sites, cap, (size_t)m->nsites + 1) ||
+            GS_GROW_RAW(m->site_ax, axcap, (size_t)cap * GS_AXIS__N))
             return NULL;
         m->sites_cap = cap;
     }
@@ -288,7 +288,7 @@ static int cuda_call(struct gs_model *m, uint64_t t, uint64_t fn, uint64_t dur,
 {
     if (fn < GS_FN_CUDA_RUNTIME || fn == GS_FN_TORCH || !dur || dur < m->opts.cuda_pause_ns)
         return 0;
-    if (GS_GROW(m->cuda_calls.v, m->cuda_calls.cap, m->cuda_calls.n + 1))
+    if (GS_GROW_RAW(m->cuda_calls.v, m->cuda_calls.cap, m->cuda_calls.n + 1))
         return -1;
     struct gs_pause *p = &m->cuda_calls.v[m->cuda_calls.n++];
     memset(p, 0, sizeof *p);

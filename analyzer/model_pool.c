@@ -127,7 +127,7 @@ static int pool_apply(struct gs_model *m, struct gs_poolsnap *ps)
         const struct gs_poolblk *b = pool_lookup(ps, e->addr);
         if (b && b->size == e->size && (b->stack == e->stack || !b->stack))
             continue;
-        if (GS_GROW(ps->kill, ps->capkill, ps->nkill + 1))
+        if (GS_GROW_RAW(ps->kill, ps->capkill, ps->nkill + 1))
             return -1;
         ps->kill[ps->nkill++] = e->addr;
     }
@@ -244,7 +244,7 @@ int gs_on_pool_block(struct gs_model *m, const struct gs_record *r)
         f->pending_blocks++;
         f->pending_bytes += x->size;
     }
-    if (GS_GROW(ps->blk, ps->cap, ps->n + 1))
+    if (GS_GROW_RAW(ps->blk, ps->cap, ps->n + 1))
         return -1;
     struct gs_poolblk *b = &ps->blk[ps->n++];
     b->addr = x->addr;

@@ -133,7 +133,7 @@ static struct gs_unit *unit_at(struct gs_snapl *sl, size_t *cap, uint64_t c)
         if (sl->u[j - 1].addr < c)
             break;
     }
-    if (GS_GROW(sl->u, *cap, (size_t)sl->nu + 1))
+    if (GS_GROW_RAW(sl->u, *cap, (size_t)sl->nu + 1))
         return NULL;
     struct gs_unit *u = &sl->u[sl->nu++];
     memset(u, 0, sizeof *u);
@@ -158,7 +158,7 @@ static int layer_snap(struct gs_layer *l, uint32_t k, uint64_t now)
         q *= 2;
     sl->q = q;
     size_t cap = 0;
-    if (GS_GROW(sl->u, cap, GS_SNAP_UNITS + sl->nrg + 16))
+    if (GS_GROW_RAW(sl->u, cap, GS_SNAP_UNITS + sl->nrg + 16))
         return -1;
     for (size_t i = 0; i < n; i++) {
         uint64_t a = v[i].addr, z = blk_end(&v[i]);

@@ -339,7 +339,7 @@ static const char *die_name(Dwarf_Die *die)
 
 static int pool_push(struct gs_symbolizer *s, const struct gs_frame *f)
 {
-    if (GS_GROW(s->pool, s->pcap, s->pn + 1))
+    if (GS_GROW_RAW(s->pool, s->pcap, s->pn + 1))
         return -1;
     s->pool[s->pn++] = *f;
     return 0;
