@@ -34,14 +34,14 @@ const char *gs_memcat_name(int mc)
     return mc >= 0 && mc < GS_MC__N ? memcat_names[mc] : "?";
 }
 
-const char *const gs_pause_kind_names[GS_PAUSE_KINDS] = {
+const char *const gs_pause_names[GS_PAUSE_KINDS] = {
     [GS_PAUSE_SCAN] = "scan", [GS_PAUSE_CUDA_SYNC] = "cuda-sync",
     [GS_PAUSE_PYTHON_GC] = "python-gc",
 };
 
-const char *gs_pause_kind_name(uint32_t kind)
+const char *gs_pause_name(uint32_t kind)
 {
-    return kind < GS_PAUSE_KINDS ? gs_pause_kind_names[kind] : "other";
+    return kind < GS_PAUSE_KINDS ? gs_pause_names[kind] : "other";
 }
 
 const char *gs_trigger_name(uint64_t trigger)
@@ -66,7 +66,7 @@ const char *gs_marker_kind_name(uint32_t kind)
     return kind == GS_MARK_STEP ? "step" : "user";
 }
 
-const char *gs_exit_how_name(uint64_t how)
+const char *gs_exit_name(uint64_t how)
 {
     return how == GS_EXIT_SIGNAL ? "signal" : how == GS_EXIT_EXEC ? "exec" : "normal";
 }

@@ -5,11 +5,12 @@
  * analyzer's side, so the analyzer (the CI gate's verdicts, --fail-on) and
  * every reporter spell a value the same way; the JSON report's keys and
  * values (docs/report-json.md) are these words, so they do not change.
- * (`gcspy dump` prints the trace's own spellings of some of these: those are
- * the record schema's, not these.)
+ * (`gcspy dump` prints the trace's own spellings of some of these, "cuda_sync"
+ * for "cuda-sync": those are the record schema's, not these, which is why
+ * these functions are not named gs_<enum>_name.)
  */
-#ifndef GCSPY_NAMES_H
-#define GCSPY_NAMES_H
+#ifndef GCSPY_ANALYZER_NAMES_H
+#define GCSPY_ANALYZER_NAMES_H
 
 #include <stdint.h>
 
@@ -20,12 +21,12 @@ int gs_class_parse(const char *s);        /* -1 when unknown */
 const char *gs_memcat_name(int mc);       /* "host" "pinned" "managed" "device"; "?" */
 /* "scan" "cuda-sync" "python-gc" by GS_PAUSE_*; "other" when unknown */
 #define GS_PAUSE_KINDS 3
-extern const char *const gs_pause_kind_names[GS_PAUSE_KINDS];
-const char *gs_pause_kind_name(uint32_t kind);
+extern const char *const gs_pause_names[GS_PAUSE_KINDS];
+const char *gs_pause_name(uint32_t kind);
 const char *gs_trigger_name(uint64_t trigger);      /* GS_SCAN_TRIG_*; "other" */
 const char *gs_axis_name(int axis);                 /* GS_AXIS_*: "step" "time" */
 const char *gs_marker_kind_name(uint32_t kind);     /* GS_MARK_*: "step" "user" */
-const char *gs_exit_how_name(uint64_t how);         /* GS_EXIT_*: "normal" "signal" "exec" */
+const char *gs_exit_name(uint64_t how);             /* GS_EXIT_*: "normal" "signal" "exec" */
 
 /* Caching-allocator enums (trace_format.h), by value: PyTorch's own words
  * where it has them (memory_viz, _snapshot()). */
@@ -35,4 +36,4 @@ extern const char *const gs_pool_state_names[3];        /* GS_PBLK_* */
 extern const char *const gs_pool_action_names[GS_PEV__N]; /* GS_PEV_* */
 const char *gs_pool_reason_name(uint64_t reason);       /* "other" when unknown */
 
-#endif /* GCSPY_NAMES_H */
+#endif /* GCSPY_ANALYZER_NAMES_H */

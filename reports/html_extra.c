@@ -226,7 +226,7 @@ static void write_pauses(struct gs_jw *w, const struct gs_history *h)
     gs_jw_u64(w, "shown", h->pauses.shown);
     gs_jw_arr(w, "kind_names", 1);
     for (uint32_t i = 0; i < GS_PAUSE_KINDS; i++)
-        gs_jw_str(w, NULL, gs_pause_kind_names[i]);
+        gs_jw_str(w, NULL, gs_pause_names[i]);
     gs_jw_end_arr(w);
     u64s(w, "t_ns", h->pauses.t, h->pauses.shown);
     u64s(w, "duration_ns", h->pauses.duration, h->pauses.shown);

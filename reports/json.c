@@ -190,7 +190,7 @@ static void completeness(struct gs_jw *w, const struct gs_result *r)
     if (r->have_exit) {
         gs_jw_obj(w, "exit");
         gs_jw_u64(w, "t_ns", r->t_exit);
-        gs_jw_str(w, "how", gs_exit_how_name(r->exit_how));
+        gs_jw_str(w, "how", gs_exit_name(r->exit_how));
         gs_jw_i64(w, "status", r->exit_status);
         gs_jw_str(w, "exec_path", r->exec_path);
         gs_jw_end_obj(w);
@@ -594,7 +594,7 @@ static void pauses(struct gs_jw *w, const struct gs_pause_stats *p)
     gs_jw_end_obj(w);
     gs_jw_obj(w, "by_kind");
     for (uint32_t k = 0; k < GS_PAUSE_KINDS; k++) {
-        gs_jw_obj_compact(w, gs_pause_kind_name(k));
+        gs_jw_obj_compact(w, gs_pause_name(k));
         gs_jw_u64(w, "count", p->by_kind[k].count);
         gs_jw_u64(w, "total_ns", p->by_kind[k].total_ns);
         gs_jw_u64(w, "max_ns", p->by_kind[k].max_ns);
@@ -606,7 +606,7 @@ static void pauses(struct gs_jw *w, const struct gs_pause_stats *p)
         gs_jw_obj_compact(w, NULL);
         gs_jw_u64(w, "t_ns", p->longest[i].t0);
         gs_jw_u64(w, "duration_ns", p->longest[i].t1 - p->longest[i].t0);
-        gs_jw_str(w, "kind", gs_pause_kind_name(p->longest[i].kind));
+        gs_jw_str(w, "kind", gs_pause_name(p->longest[i].kind));
         gs_jw_u64(w, "a", p->longest[i].a);
         gs_jw_u64(w, "b", p->longest[i].b);
         gs_jw_end_obj(w);

@@ -404,13 +404,13 @@ static void print_pauses(struct gs_report_ctx *c, const struct gs_result *r)
     fprintf(f, "     by kind:");
     for (int k = 0; k < GS_PAUSE_KINDS; k++)
         if (p->by_kind[k].count)
-            fprintf(f, " %s %" PRIu64 " (%s)", gs_pause_kind_names[k], p->by_kind[k].count,
+            fprintf(f, " %s %" PRIu64 " (%s)", gs_pause_names[k], p->by_kind[k].count,
                     gs_fmt_ns(b1, p->by_kind[k].total_ns));
     fputc('\n', f);
     fprintf(f, "     longest:");
     for (uint32_t i = 0; i < p->nlongest && i < 5; i++)
         fprintf(f, "%s %s %s at %s", i ? "," : "", gs_fmt_ns(b1, p->longest[i].t1 - p->longest[i].t0),
-                gs_pause_kind_name(p->longest[i].kind), gs_fmt_ns(b2, p->longest[i].t0));
+                gs_pause_name(p->longest[i].kind), gs_fmt_ns(b2, p->longest[i].t0));
     fputc('\n', f);
     fprintf(f, "     MMU:");
     for (int k = 0; k < GS_NMMU; k++)
