@@ -50,7 +50,7 @@ endif
 demo:
 	@bash scripts/demo.sh
 
-# README.md's option table, regenerated from preload/options.def.
+# README.md's option table, regenerated from include/gcspy/options.def.
 .PHONY: readme-options
 readme-options: $(BUILD)/gcspy
 	@$(BUILD)/gcspy options --markdown > $(BUILD)/options.md

@@ -1,7 +1,10 @@
 /*
- * From a trace file to a struct gs_result: read (trace_reader.h), replay
- * (model.h), then the analyses (leak grouping here; growth.c, pauses.c,
- * frag.c) and symbolization of the stacks that the result shows.
+ * From a trace to a struct gs_result (result.h), in one pass: read
+ * (trace_reader.h), check (validate.h), replay (model.h); then the result
+ * built from the model's end state (analyze_int.h names the files), with
+ * the stacks it shows symbolized, and for the HTML page the run's history
+ * (history.h) gathered during the same pass. The pause helpers below are
+ * the analysis's own and the history's.
  */
 #ifndef GCSPY_ANALYZE_H
 #define GCSPY_ANALYZE_H
@@ -10,6 +13,7 @@
 
 #include "growth.h"
 #include "model.h"
+#include "names.h"
 #include "result.h"
 #include "symbols.h"
 
@@ -20,6 +24,8 @@ struct gs_analyze_opts {
     uint32_t all_classes_mask;  /* 1 << class: every group of it symbolized */
     uint32_t max_suspects;      /* growth suspects kept (0: 100) */
     uint32_t max_frames;        /* frames per stack (0: 256) */
+    int history;                /* also the run over time for the HTML page
+                                   (result.h's history, history.h) */
 };
 
 void gs_analyze_defaults(struct gs_analyze_opts *o);
@@ -52,21 +58,5 @@ int gs_pause_len_desc(const void *a, const void *b);
 /* Pause statistics over pauses v[0..n) (pauses.c); v is sorted in place. */
 int gs_pauses_compute(struct gs_pause *v, size_t n, uint64_t wall_ns,
                       struct gs_pause_stats *out);
-/* Free space between live host blocks at the end of the trace (frag.c). */
-int gs_frag_heap(const struct gs_model *m, struct gs_heapfrag *out);
-
-/* Names used by every reporter. */
-const char *gs_class_name(int cls);       /* "definite" ... "not-freed" */
-const char *gs_memcat_name(int mc);       /* "host" "pinned" "managed" "device" */
-const char *gs_pause_kind_name(uint32_t kind);
-const char *gs_trigger_name(uint64_t trigger);
-int gs_class_parse(const char *s);        /* -1 when unknown */
-/* Caching-allocator enums (trace_format.h), by value: PyTorch's own words
- * where it has them (memory_viz, _snapshot()). */
-extern const char *const gs_pool_reason_names[3];       /* GS_POOL_WHY_* */
-extern const char *const gs_pool_kind_names[3];         /* GS_POOL_* */
-extern const char *const gs_pool_state_names[3];        /* GS_PBLK_* */
-extern const char *const gs_pool_action_names[GS_PEV__N]; /* GS_PEV_* */
-const char *gs_pool_reason_name(uint64_t reason);       /* "other" when unknown */
 
 #endif /* GCSPY_ANALYZE_H */

@@ -11,7 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analyze.h"
+#include "fmt.h"
+#include "names.h"
 
 void gs_check_defaults(struct gs_check_limits *l)
 {
@@ -95,27 +96,14 @@ static void frame_line(char *buf, size_t len, const struct gs_frame *f)
         append(buf, len, " %s", f->file);
 }
 
-void gs_check_eval(const struct gs_check_limits *l, const char *trace,
-                   const struct gs_result *r, const char *error, struct gs_verdict *v)
+/* The leaks and suspects that count against the limits, into v. */
+static void count(const struct gs_check_limits *l, const struct gs_result *r,
+                  struct gs_verdict *v)
 {
-    char b1[32], b2[32], cl[128];
-    memset(v, 0, sizeof *v);
-    if (!r) {
-        /* the reader's messages name the trace already */
-        v->status = 2;
-        if (error)
-            snprintf(v->line, sizeof v->line, "ERROR %s", error);
-        else
-            snprintf(v->line, sizeof v->line, "ERROR %s: not readable", trace);
-        snprintf(v->detail, sizeof v->detail, "%s", error ? error : "not readable");
-        return;
-    }
-    uint64_t groups = 0;
     for (uint32_t i = 0; i < r->nleaks; i++) {
         const struct gs_leak *g = &r->leaks[i];
         if (!(l->fail_on & (1u << g->cls)) || g->suppressed || g->inherited)
             continue;
-        groups++;
         if (g->mem == GS_MC_DEVICE) {
             v->device_bytes += g->bytes;
         } else {
@@ -126,15 +114,13 @@ void gs_check_eval(const struct gs_check_limits *l, const char *trace,
     if (l->fail_on & GS_CHECK_GROWTH)
         for (uint32_t i = 0; i < r->nsuspects; i++)
             v->suspects += !r->suspects[i].suppressed;
+}
 
-    int over_bytes = v->leak_bytes > l->max_bytes;
-    int over_blocks = v->leak_blocks > l->max_blocks;
-    int over_dev = v->device_bytes > l->max_device_bytes;
-    int over_growth = v->suspects > 0;
-    classes(cl, sizeof cl, l->fail_on & ~GS_CHECK_GROWTH);
-    char who[600];
-    snprintf(who, sizeof who, "%s (pid %" PRIu64 " %.200s)", trace, r->pid,
-             r->command ? r->command : "");
+/* A trace that is an error whatever its leaks: malformed, or incomplete
+ * when that was asked to fail. 1 with the verdict written, else 0. */
+static int error_verdict(const struct gs_check_limits *l, const struct gs_result *r,
+                         const char *who, struct gs_verdict *v)
+{
     if (r->malformed) {
         v->status = 2;
         snprintf(v->line, sizeof v->line, "ERROR %s: malformed trace: %s", who, r->problem);
@@ -142,15 +128,27 @@ void gs_check_eval(const struct gs_check_limits *l, const char *trace,
             append(v->line, sizeof v->line, " (and %" PRIu64 " more problem%s)", r->problems - 1,
                    r->problems == 2 ? "" : "s");
         snprintf(v->detail, sizeof v->detail, "%s", r->problem);
-        return;
+        return 1;
     }
     if (!r->complete && l->require_complete) {
         v->status = 2;
         snprintf(v->line, sizeof v->line, "ERROR %s: incomplete trace: %s", who, r->damage);
         snprintf(v->detail, sizeof v->detail, "%s", r->damage);
-        return;
+        return 1;
     }
-    v->status = over_bytes || over_blocks || over_dev || over_growth;
+    return 0;
+}
+
+struct over {
+    int bytes, blocks, dev, growth;
+};
+
+/* The one-line verdict: PASS or FAIL, what leaked, what was exceeded. */
+static void verdict_line(const struct gs_check_limits *l, const struct gs_result *r,
+                         const char *who, const char *cl, const struct over *o,
+                         struct gs_verdict *v)
+{
+    char b1[32], b2[32];
     snprintf(v->line, sizeof v->line, "%s %s: %s in %" PRIu64 " block%s leaked (%s)",
              v->status ? "FAIL" : "PASS", who, gs_fmt_bytes(b1, v->leak_bytes), v->leak_blocks,
              v->leak_blocks == 1 ? "" : "s", cl[0] ? cl : "no classes");
@@ -165,33 +163,46 @@ void gs_check_eval(const struct gs_check_limits *l, const char *trace,
             sup += r->suppressed[c].blocks;
     if (sup)
         append(v->line, sizeof v->line, "; %" PRIu64 " block%s suppressed", sup, sup == 1 ? "" : "s");
-    if (over_bytes)
+    if (o->bytes)
         append(v->line, sizeof v->line, "; bytes > %s allowed", gs_fmt_bytes(b2, l->max_bytes));
-    if (over_blocks)
+    if (o->blocks)
         append(v->line, sizeof v->line, "; blocks > %" PRIu64 " allowed", l->max_blocks);
-    if (over_dev)
+    if (o->dev)
         append(v->line, sizeof v->line, "; device bytes > %s allowed",
                gs_fmt_bytes(b2, l->max_device_bytes));
     if (!r->complete)
         append(v->line, sizeof v->line, " [incomplete trace: %s]", r->damage);
+}
 
-    /* the detail: every exceeded limit, then the leaks and suspects behind it */
+static void stack_lines(char *d, size_t dl, const struct gs_stackv *st)
+{
+    for (uint32_t k = 0; k < st->n && k < 8; k++) {
+        append(d, dl, "  #%u ", k);
+        frame_line(d, dl, &st->f[k]);
+        append(d, dl, "\n");
+    }
+}
+
+/* The detail: every exceeded limit, then the leaks and suspects behind it. */
+static void verdict_detail(const struct gs_check_limits *l, const struct gs_result *r,
+                           const char *cl, const struct over *o, struct gs_verdict *v)
+{
     char *d = v->detail;
     size_t dl = sizeof v->detail;
-    if (over_bytes)
+    if (o->bytes)
         append(d, dl, "leaked %" PRIu64 " bytes (%s), limit %" PRIu64 "\n", v->leak_bytes, cl,
                l->max_bytes);
-    if (over_blocks)
+    if (o->blocks)
         append(d, dl, "leaked %" PRIu64 " blocks (%s), limit %" PRIu64 "\n", v->leak_blocks, cl,
                l->max_blocks);
-    if (over_dev)
+    if (o->dev)
         append(d, dl, "leaked %" PRIu64 " device bytes (%s), limit %" PRIu64 "\n", v->device_bytes,
                cl, l->max_device_bytes);
-    if (over_growth)
+    if (o->growth)
         append(d, dl, "%" PRIu64 " allocation site%s grow steadily\n", v->suspects,
                v->suspects == 1 ? "" : "s");
     uint32_t shown = 0;
-    for (uint32_t i = 0; i < r->nleaks && shown < 10 && (over_bytes || over_blocks || over_dev); i++) {
+    for (uint32_t i = 0; i < r->nleaks && shown < 10 && (o->bytes || o->blocks || o->dev); i++) {
         const struct gs_leak *g = &r->leaks[i];
         if (!(l->fail_on & (1u << g->cls)) || g->suppressed || g->inherited)
             continue;
@@ -199,13 +210,9 @@ void gs_check_eval(const struct gs_check_limits *l, const char *trace,
         append(d, dl, "\n%" PRIu64 " bytes in %" PRIu64 " blocks, %s, %s%s\n", g->bytes, g->blocks,
                gs_class_name(g->cls), gs_memcat_name(g->mem),
                g->torch ? ", tensor (caching allocator block)" : "");
-        for (uint32_t k = 0; k < g->st.n && k < 8; k++) {
-            append(d, dl, "  #%u ", k);
-            frame_line(d, dl, &g->st.f[k]);
-            append(d, dl, "\n");
-        }
+        stack_lines(d, dl, &g->st);
     }
-    for (uint32_t i = 0, s = 0; over_growth && i < r->nsuspects && s < 5; i++) {
+    for (uint32_t i = 0, s = 0; o->growth && i < r->nsuspects && s < 5; i++) {
         const struct gs_suspect *g = &r->suspects[i];
         if (g->suppressed)
             continue;
@@ -213,11 +220,36 @@ void gs_check_eval(const struct gs_check_limits *l, const char *trace,
         append(d, dl, "\ngrowth: +%.0f %s (confidence %.2f), %s\n", g->rate,
                g->axis == GS_AXIS_STEP ? "bytes/step" : "bytes/s", g->confidence,
                gs_memcat_name(g->mem));
-        for (uint32_t k = 0; k < g->st.n && k < 8; k++) {
-            append(d, dl, "  #%u ", k);
-            frame_line(d, dl, &g->st.f[k]);
-            append(d, dl, "\n");
-        }
+        stack_lines(d, dl, &g->st);
     }
+}
+
+void gs_check_eval(const struct gs_check_limits *l, const char *trace,
+                   const struct gs_result *r, const char *error, struct gs_verdict *v)
+{
+    char cl[128];
+    memset(v, 0, sizeof *v);
+    if (!r) {
+        /* the reader's messages name the trace already */
+        v->status = 2;
+        if (error)
+            snprintf(v->line, sizeof v->line, "ERROR %s", error);
+        else
+            snprintf(v->line, sizeof v->line, "ERROR %s: not readable", trace);
+        snprintf(v->detail, sizeof v->detail, "%s", error ? error : "not readable");
+        return;
+    }
+    count(l, r, v);
+    struct over o = { v->leak_bytes > l->max_bytes, v->leak_blocks > l->max_blocks,
+                      v->device_bytes > l->max_device_bytes, v->suspects > 0 };
+    classes(cl, sizeof cl, l->fail_on & ~GS_CHECK_GROWTH);
+    char who[600];
+    snprintf(who, sizeof who, "%s (pid %" PRIu64 " %.200s)", trace, r->pid,
+             r->command ? r->command : "");
+    if (error_verdict(l, r, who, v))
+        return;
+    v->status = o.bytes || o.blocks || o.dev || o.growth;
+    verdict_line(l, r, who, cl, &o, v);
+    verdict_detail(l, r, cl, &o, v);
 }
 

@@ -1,6 +1,7 @@
 /*
- * The CI gate's judgement (`gcspy check`), separate from its option parsing
- * so unit tests can judge results directly.
+ * The CI gate's judgement (`gcspy check`) and its verdict type, which the
+ * JUnit and JSON reporters print; separate from its option parsing
+ * (analyzer/cli/check_cmd.c) so unit tests can judge results directly.
  *
  * What counts: leak groups whose class is in fail_on, not suppressed, not
  * inherited from a parent process (the parent's own trace counts those).
@@ -15,7 +16,14 @@
 #include <stdint.h>
 
 #include "result.h"
-#include "../reports/report.h"
+
+/* The judgement of one trace, which the JUnit and JSON reporters print. */
+struct gs_verdict {
+    int status;             /* 0 within limits, 1 a limit exceeded, 2 error */
+    char line[1024];        /* the one-line verdict printed per trace */
+    char detail[8192];      /* every exceeded limit and the leaks behind it */
+    uint64_t leak_bytes, leak_blocks, device_bytes, suspects;
+};
 
 #define GS_CHECK_GROWTH (1u << GS_RC__N)   /* in fail_on: growth suspects */
 

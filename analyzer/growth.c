@@ -15,30 +15,32 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
+/* The four arrays share one capacity (px and pxx hold n + 1 sums); grown
+ * zeroed, so px[0] = pxx[0] = 0 from the start. */
+static int cps_grow(struct gs_cps *c, size_t need)
+{
+    uint32_t k = c->cap;
+    if (GS_GROW(c->t, k, need))
+        return -1;
+    k = c->cap;
+    if (GS_GROW(c->x, k, need))
+        return -1;
+    k = c->cap;
+    if (GS_GROW(c->px, k, need))
+        return -1;
+    k = c->cap;
+    if (GS_GROW(c->pxx, k, need))
+        return -1;
+    c->cap = k;
+    return 0;
+}
+
 int gs_cps_add(struct gs_cps *c, uint64_t t, double x)
 {
-    if (c->n + 2 > c->cap) {
-        uint32_t cap = c->cap ? c->cap * 2 : 256;
-        uint64_t *nt = realloc(c->t, cap * sizeof *nt);
-        if (!nt)
-            return -1;
-        c->t = nt;
-        double *nx = realloc(c->x, cap * sizeof *nx);
-        if (!nx)
-            return -1;
-        c->x = nx;
-        double *npx = realloc(c->px, cap * sizeof *npx);
-        if (!npx)
-            return -1;
-        c->px = npx;
-        double *npxx = realloc(c->pxx, cap * sizeof *npxx);
-        if (!npxx)
-            return -1;
-        c->pxx = npxx;
-        if (!c->cap)
-            c->px[0] = c->pxx[0] = 0;
-        c->cap = cap;
-    }
+    if (c->n + 2 > c->cap && cps_grow(c, (size_t)c->n + 2))
+        return -1;
     if (c->n && t < c->t[c->n - 1])
         t = c->t[c->n - 1];
     c->t[c->n] = t;

@@ -1,8 +1,8 @@
 /*
  * Small open-addressing tables keyed by a stack id (a nonzero uint32 at
- * offset 0 of each element; 0 marks an empty slot), shared by the report's
- * per-result symbol cache (analyze.c) and the HTML page's site table
- * (reports/html_extra.c). The table grows to stay at most half full.
+ * offset 0 of each element; 0 marks an empty slot), shared by the
+ * per-result cache of symbolized stacks (stacks.c) and the address maps'
+ * site weights (addrmap.c). The table grows to stay at most half full.
  */
 #ifndef GCSPY_IDTAB_H
 #define GCSPY_IDTAB_H

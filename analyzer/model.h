@@ -16,6 +16,10 @@
  *   pool         PyTorch's caching allocator: the latest complete snapshot's
  *                figures per device (never the snapshots themselves), and
  *                the snapshot being read
+ *   site log     when the caller hands one (the HTML page's history): every
+ *                site's value at the growth checkpoints (sitelog.h)
+ *
+ * The replay's files are listed in model_int.h.
  *
  * Blocks are keyed by (address, domain): host malloc-family blocks, CUDA
  * allocations and PyTorch caching-allocator blocks are separate layers and a
@@ -107,7 +111,8 @@ struct gs_poolfig {
     uint64_t events, events_by[GS_PEV__N];          /* allocator history, by action */
 };
 
-struct gs_poolsnap;          /* the snapshot being read (model.c) */
+struct gs_poolsnap;          /* the snapshot being read (model_pool.c) */
+struct gs_sitelog;
 
 struct gs_stacknode {
     uint64_t ip;
@@ -277,6 +282,8 @@ struct gs_model {
 
     /* growth checkpoints (growth.h) */
     struct gs_cps cps[GS_AXIS__N];
+    struct gs_sitelog *sitelog;     /* every site's value at them (sitelog.h);
+                                       NULL: not kept. The caller's. */
     uint64_t next_step_cp;          /* step ordinal of the next step checkpoint */
     uint64_t next_tick;             /* time of the next time checkpoint */
 

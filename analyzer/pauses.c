@@ -1,6 +1,8 @@
 /*
- * Pause impact (analyze.h: gs_pauses_compute): count, total, share of wall
- * time, percentiles, the longest ten, and minimum mutator utilisation.
+ * Pauses (analyze.h): which intervals are pauses (gs_pauses_gather), and
+ * their impact for the result (gs_build_pauses, analyze_int.h): count,
+ * total, share of wall time, percentiles, the longest ten, and minimum
+ * mutator utilisation.
  *
  * MMU(w) is the smallest fraction of any window of length w inside the run
  * during which the program was not paused (Cheng and Blelloch). Pauses of
@@ -10,7 +12,7 @@
  * a pause's end, so only those 2n windows are tried, each costing a binary
  * search in the prefix sums of the merged intervals.
  */
-#include "analyze.h"
+#include "analyze_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -223,4 +225,29 @@ int gs_pauses_compute(struct gs_pause *v, size_t n, uint64_t wall_ns,
     free(m.e);
     free(m.pre);
     return 0;
+}
+
+int gs_build_pauses(struct gs_actx *c)
+{
+    const struct gs_model *m = c->m;
+    struct gs_result *r = c->r;
+    size_t k;
+    unsigned derived;
+    struct gs_pause *v = gs_pauses_gather(m, SIZE_MAX, &k, &derived);
+    if (!v)
+        return -1;
+    int rc = gs_pauses_compute(v, k, r->duration_ns, &r->pauses);
+    free(v);
+    /* say which records the pauses came from */
+    char src[160] = "";
+    if (m->pauses.n)
+        snprintf(src, sizeof src, "PAUSE records");
+    if (derived & 1u << GS_PAUSE_SCAN)
+        snprintf(src + strlen(src), sizeof src - strlen(src), "%sscan timings",
+                 src[0] ? ", " : "");
+    if (derived & 1u << GS_PAUSE_CUDA_SYNC)
+        snprintf(src + strlen(src), sizeof src - strlen(src), "%sCUDA calls >= %.3g ms",
+                 src[0] ? ", " : "", (double)m->opts.cuda_pause_ns / 1e6);
+    r->pauses.sources = gs_arena_strdup(&r->arena, src[0] ? src : "none");
+    return rc;
 }

@@ -2,9 +2,10 @@
  * The analysis of one trace, as the reporters and the CI gate see it: plain
  * data, independent of the replay model that produced it, and laid out the
  * way the JSON report (docs/report-json.md) is, so that every reporter and
- * `gcspy check` work from the same figures. Everything hangs off the
- * result's arena except frame strings, which live in the symbolizer's arena
- * (shared between traces; it must outlive the results).
+ * `gcspy check` work from the same figures; reporters only serialize it.
+ * Everything hangs off the result's arena except frame strings, which live
+ * in the symbolizer's arena (shared between traces; it must outlive the
+ * results). The HTML page's extra data is the history (history.h).
  */
 #ifndef GCSPY_RESULT_H
 #define GCSPY_RESULT_H
@@ -14,6 +15,9 @@
 
 #include "arena.h"
 #include "model.h"
+#include "names.h"
+
+struct gs_history;
 
 struct gs_frame {
     const char *function;   /* NULL: not resolved */
@@ -68,7 +72,7 @@ struct gs_pause_stats {
     uint64_t count, total_ns, union_ns, wall_ns;
     double share;
     uint64_t pct_ns[GS_NPCT];                   /* p50 p90 p99 max */
-    struct { uint64_t count, total_ns, max_ns; } by_kind[3];
+    struct { uint64_t count, total_ns, max_ns; } by_kind[GS_PAUSE_KINDS];
     struct gs_pause longest[GS_NLONGEST];
     uint32_t nlongest;
     struct { uint64_t window_ns; double mmu; int valid; } mmu[GS_NMMU];
@@ -167,6 +171,10 @@ struct gs_result {
     struct gs_pause_stats pauses;
 
     struct gs_timeline tl;
+
+    /* the run over time, for the HTML page (history.h); NULL unless
+     * gs_analyze_opts.history asked for it */
+    const struct gs_history *history;
 };
 
 #endif /* GCSPY_RESULT_H */

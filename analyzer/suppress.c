@@ -12,16 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
+
 int gs_supp_add(struct gs_supps *s, const char *pattern, const char *file, uint32_t line)
 {
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 16;
-        struct gs_supp *n = realloc(s->v, cap * sizeof *n);
-        if (!n)
-            return -1;
-        s->v = n;
-        s->cap = cap;
-    }
+    if (GS_GROW(s->v, s->cap, s->n + 1))
+        return -1;
     struct gs_supp *e = &s->v[s->n];
     memset(e, 0, sizeof *e);
     e->pattern = strdup(pattern);

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
+
 struct modent {
     const char *path;           /* interned */
     uint8_t *bid;
@@ -27,6 +29,7 @@ struct modent {
     Dwfl *dwfl;
     Dwfl_Module *mod;
     int state;                  /* 0 not opened yet, 1 usable, -1 unusable */
+    const char *held;           /* its problem, found while quiet, not listed yet */
 };
 
 struct cachent {
@@ -54,6 +57,7 @@ struct gs_symbolizer {
     struct gs_sym_stats st;
     char *(*demangle)(const char *, char *, size_t *, int *);
     int demangle_tried;
+    int quiet;                  /* gs_sym_quiet */
 };
 
 static uint64_t hash_str(const char *s)
@@ -144,19 +148,28 @@ const char *gs_sym_problem(const struct gs_symbolizer *s, uint32_t i)
     return i < s->nproblems ? s->problems[i] : NULL;
 }
 
-static void problem(struct gs_symbolizer *s, const char *msg)
+static void list_problem(struct gs_symbolizer *s, const char *c)
 {
-    if (s->nproblems == s->pcap2) {
-        uint32_t cap = s->pcap2 ? s->pcap2 * 2 : 8;
-        const char **n = realloc(s->problems, cap * sizeof *n);
-        if (!n)
-            return;
-        s->problems = n;
-        s->pcap2 = cap;
-    }
+    if (GS_GROW(s->problems, s->pcap2, (size_t)s->nproblems + 1))
+        return;
+    s->problems[s->nproblems++] = c;
+}
+
+/* Module e cannot be read, msg says why: listed now, or held while quiet. */
+static void problem(struct gs_symbolizer *s, struct modent *e, const char *msg)
+{
     const char *c = gs_arena_strdup(&s->a, msg);
-    if (c)
-        s->problems[s->nproblems++] = c;
+    if (!c)
+        return;
+    if (s->quiet)
+        e->held = c;
+    else
+        list_problem(s, c);
+}
+
+void gs_sym_quiet(struct gs_symbolizer *s, int on)
+{
+    s->quiet = on;
 }
 
 /* ---- modules ---- */
@@ -210,14 +223,8 @@ static int mod_find(struct gs_symbolizer *s, const struct gs_module *md, uint32_
             j = (j + 1) & (s->mhcap - 1);
         }
     }
-    if (s->nmods == s->mcap) {
-        uint32_t cap = s->mcap ? s->mcap * 2 : 64;
-        struct modent *n = realloc(s->mods, cap * sizeof *n);
-        if (!n)
-            return -1;
-        s->mods = n;
-        s->mcap = cap;
-    }
+    if (GS_GROW(s->mods, s->mcap, (size_t)s->nmods + 1))
+        return -1;
     struct modent *e = &s->mods[s->nmods];
     memset(e, 0, sizeof *e);
     e->path = gs_sym_intern(s, path);
@@ -255,7 +262,7 @@ static void mod_open(struct gs_symbolizer *s, struct modent *e)
         if (e->path[0] && e->path[0] != '[' && strncmp(e->path, "linux-vdso", 10) != 0) {
             snprintf(msg, sizeof msg, "%s: cannot read the file (frames shown as module+offset)",
                      e->path);
-            problem(s, msg);
+            problem(s, e, msg);
         }
         s->st.modules_missing++;
         return;
@@ -269,7 +276,7 @@ static void mod_open(struct gs_symbolizer *s, struct modent *e)
     dwfl_report_end(d, NULL, NULL);
     if (!m) {
         snprintf(msg, sizeof msg, "%s: not readable as ELF (%s)", e->path, dwfl_errmsg(-1));
-        problem(s, msg);
+        problem(s, e, msg);
         s->st.modules_missing++;
         dwfl_end(d);
         return;
@@ -282,7 +289,7 @@ static void mod_open(struct gs_symbolizer *s, struct modent *e)
             snprintf(msg, sizeof msg,
                      "%s: build id differs from the one recorded (rebuilt since the run?): "
                      "frames shown as module+offset", e->path);
-            problem(s, msg);
+            problem(s, e, msg);
             s->st.modules_mismatched++;
             dwfl_end(d);
             return;
@@ -332,14 +339,8 @@ static const char *die_name(Dwarf_Die *die)
 
 static int pool_push(struct gs_symbolizer *s, const struct gs_frame *f)
 {
-    if (s->pn == s->pcap) {
-        size_t cap = s->pcap ? s->pcap * 2 : 1024;
-        struct gs_frame *n = realloc(s->pool, cap * sizeof *n);
-        if (!n)
-            return -1;
-        s->pool = n;
-        s->pcap = cap;
-    }
+    if (GS_GROW_RAW(s->pool, s->pcap, s->pn + 1))
+        return -1;
     s->pool[s->pn++] = *f;
     return 0;
 }
@@ -431,6 +432,10 @@ int gs_sym_resolve(struct gs_symbolizer *s, const struct gs_module *md, uint64_t
     uint32_t mi;
     if (mod_find(s, md, &mi))
         return -1;
+    if (s->mods[mi].held && !s->quiet) {
+        list_problem(s, s->mods[mi].held);
+        s->mods[mi].held = NULL;
+    }
     uint64_t rel = ip - md->base;
     if ((s->cn + 1) * 2 > s->ccap) {
         size_t ncap = s->ccap ? s->ccap * 2 : 4096;

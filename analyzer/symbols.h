@@ -46,5 +46,11 @@ void gs_sym_stats(const struct gs_symbolizer *s, struct gs_sym_stats *out);
 /* Messages about unreadable modules ("path: build id differs"), one per
  * module, in a list the caller walks: returns the i-th or NULL. */
 const char *gs_sym_problem(const struct gs_symbolizer *s, uint32_t i);
+/* While quiet (on 1), a module that cannot be read is not listed among the
+ * problems yet: its message waits on the module until a lookup made while
+ * not quiet needs it. The HTML page's site names are looked up quietly, so
+ * the problems the report lists are those of the frames the report prints,
+ * whatever the page draws. */
+void gs_sym_quiet(struct gs_symbolizer *s, int on);
 
 #endif /* GCSPY_SYMBOLS_H */

@@ -38,6 +38,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "gcspy/chunk.h"
 #include "mark.h"
 
 /* ---- regions ---- */
@@ -196,16 +197,13 @@ static inline struct gs_block *find_start(uintptr_t w)
  * block's last bytes, and the allocator's own state (the top chunk, free
  * lists: roots in libc's data) points there. Such a pointer is about the
  * next chunk, not the block: it must not make a leaked block "possible".
- * Chunk size = request + 8 rounded up to 16, at least 32; the chunk starts
- * 16 bytes before the block. */
+ * The chunk starts 16 bytes before the block and spans gs_chunk_span of its
+ * request (gcspy/chunk.h, the layout's one statement). */
 static inline int is_next_chunk(const struct gs_block *b, uintptr_t w)
 {
     if (b->kind != GS_MEM_HOST || b->fn == GS_FN_MEMALIGN || b->fn == GS_FN_VALLOC)
         return 0;
-    uint64_t chunk = (b->size + 8 + 15) & ~(uint64_t)15;
-    if (chunk < 32)
-        chunk = 32;
-    return w == b->addr - 16 + chunk;
+    return w == b->addr - 16 + gs_chunk_span(b->size);
 }
 
 /* ---- marking ---- */

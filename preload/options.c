@@ -77,7 +77,7 @@ void gs_options_load(char **envp)
         parse_##type(def, &gs_opt.field);                                     \
         gs_log("ignoring %s=%s: not a valid value (default %s)", env, v, def); \
     }
-#include "options.def"
+#include "gcspy/options.def"
 #undef GS_OPT
     if (gs_opt.depth < 1)
         gs_opt.depth = 1;

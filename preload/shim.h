@@ -70,7 +70,7 @@ struct gs_options {
 #define GS_OPT_BOOL int
 #define GS_OPT_UNWIND int
 #define GS_OPT(field, env, type, def, help) GS_OPT_##type field;
-#include "options.def"
+#include "gcspy/options.def"
 #undef GS_OPT
 };
 extern struct gs_options gs_opt;

@@ -8,7 +8,8 @@
  *                 the JSON reporter, which this one drives call for call;
  *   gcspy-extra   per process, what the page draws that the report does not
  *                 hold (address-space maps, growth per step, every pause:
- *                 html_extra.h), from a second pass over each trace.
+ *                 html_extra.h), from the history the analysis gathered
+ *                 during its one pass (analyzer/history.h).
  *
  * What must stay true: nothing from a trace reaches the page except through
  * these slots, and everything written into them goes through the escaping
@@ -28,8 +29,6 @@
 #include "html_extra.h"
 #include "html_page.h"      /* generated: gs_html_part0..2 */
 #include "jsonw.h"
-
-extern const struct gs_reporter gs_reporter_html;
 
 /* ---- the escaping stream: a FILE whose bytes go to another, escaped ---- */
 
@@ -165,23 +164,24 @@ static int h_summary(struct gs_report_ctx *c, const struct gs_report_item *items
     return inner_rc(c, gs_reporter_json.summary(&hs.inner, items, n));
 }
 
-/* One process's extra object, made whole in memory first: the second pass
- * can fail (the trace is gone, memory ran out), and then the object says why
- * instead of holding half of its keys. */
-static void extra_item(struct gs_html_extra_ctx *x, FILE *f, const struct gs_report_item *it)
+/* One process's extra object, made whole in memory first: when memory runs
+ * out midway, the object says so instead of holding half of its keys. */
+static void extra_item(FILE *f, const struct gs_report_item *it)
 {
-    char err[512] = "out of memory";
+    const char *err = !it->r ? "the trace could not be read"
+                      : !it->r->history ? "the analysis did not gather the run's history"
+                                        : "out of memory";
     char *buf = NULL;
     size_t len = 0;
     int ok = 0;
-    if (it->r && x) {
+    if (it->r && it->r->history) {
         FILE *m = open_memstream(&buf, &len);
         if (m) {
             struct gs_jw w;
             gs_jw_init(&w, m);
             gs_jw_obj(&w, NULL);
             gs_jw_str(&w, "trace", it->trace);
-            ok = gs_html_extra_write(x, &w, it->trace, it->r, err, sizeof err) == 0;
+            ok = gs_html_extra_write(&w, it->r->history) == 0;
             gs_jw_end_obj(&w);
             ok = fclose(m) == 0 && ok;
         }
@@ -193,7 +193,7 @@ static void extra_item(struct gs_html_extra_ctx *x, FILE *f, const struct gs_rep
         gs_jw_init(&w, f);
         gs_jw_obj(&w, NULL);
         gs_jw_str(&w, "trace", it->trace);
-        gs_jw_str(&w, "error", it->r ? err : "the trace could not be read");
+        gs_jw_str(&w, "error", err);
         gs_jw_end_obj(&w);
     }
     free(buf);
@@ -212,15 +212,13 @@ static int h_end(struct gs_report_ctx *c)
     FILE *f = esc_open(&hs.esc, c->out);
     if (!f)
         return c->err = 1, -1;
-    struct gs_html_extra_ctx *x = gs_html_extra_new();
     fputc('[', f);
     for (size_t i = 0; i < hs.n; i++) {
         if (i)
             fputc(',', f);
-        extra_item(x, f, &hs.items[i]);
+        extra_item(f, &hs.items[i]);
     }
     fputs("]\n", f);
-    gs_html_extra_free(x);
     rc = esc_finish(f, &hs.esc);
     if (rc || fputs(gs_html_part2, c->out) == EOF)
         return c->err = 1, -1;

@@ -12,7 +12,7 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "../analyzer/analyze.h"
+#include "../analyzer/names.h"
 #include "jsonw.h"
 
 static struct gs_jw jw;
@@ -135,19 +135,18 @@ static void scan_obj(struct gs_jw *w, const char *key, const struct gs_scan *s)
     gs_jw_end_obj(w);
 }
 
-static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
+/* null for -1 (unset) */
+static void opt_i64(struct gs_jw *w, const char *key, int64_t v)
 {
-    (void)c;
-    struct gs_jw *w = &jw;
-    const struct gs_result *r = it->r;
-    gs_jw_obj(w, NULL);
-    gs_jw_str(w, "trace", it->trace);
-    if (!r) {
-        gs_jw_bool(w, "readable", 0);
-        gs_jw_str(w, "error", it->error);
-        return 0;
-    }
-    gs_jw_bool(w, "readable", 1);
+    if (v >= 0)
+        gs_jw_i64(w, key, v);
+    else
+        gs_jw_null(w, key);
+}
+
+/* Who the process was. */
+static void identity(struct gs_jw *w, const struct gs_result *r)
+{
     if (r->have_proc) {
         gs_jw_u64(w, "pid", r->pid);
         gs_jw_u64(w, "ppid", r->ppid);
@@ -163,21 +162,17 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         gs_jw_str(w, NULL, r->argv[i]);
     gs_jw_end_arr(w);
     gs_jw_str(w, "host", r->host);
-    if (r->rank >= 0)
-        gs_jw_i64(w, "rank", r->rank);
-    else
-        gs_jw_null(w, "rank");
-    if (r->local_rank >= 0)
-        gs_jw_i64(w, "local_rank", r->local_rank);
-    else
-        gs_jw_null(w, "local_rank");
-    if (r->world_size >= 0)
-        gs_jw_i64(w, "world_size", r->world_size);
-    else
-        gs_jw_null(w, "world_size");
+    opt_i64(w, "rank", r->rank);
+    opt_i64(w, "local_rank", r->local_rank);
+    opt_i64(w, "world_size", r->world_size);
     gs_jw_bool(w, "forked", (r->flags & GS_PROC_F_FORKED) != 0);
     gs_jw_u64(w, "start_unix_ns", r->wall_ns);
     gs_jw_str(w, "gcspy_version", r->version);
+}
+
+/* Whether the trace is whole and well formed, and how the run ended. */
+static void completeness(struct gs_jw *w, const struct gs_result *r)
+{
     gs_jw_bool(w, "complete", r->complete);
     gs_jw_str(w, "damage", r->damage);
     gs_jw_bool(w, "malformed", r->malformed);
@@ -195,8 +190,7 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
     if (r->have_exit) {
         gs_jw_obj(w, "exit");
         gs_jw_u64(w, "t_ns", r->t_exit);
-        gs_jw_str(w, "how", r->exit_how == GS_EXIT_SIGNAL ? "signal"
-                            : r->exit_how == GS_EXIT_EXEC ? "exec" : "normal");
+        gs_jw_str(w, "how", gs_exit_name(r->exit_how));
         gs_jw_i64(w, "status", r->exit_status);
         gs_jw_str(w, "exec_path", r->exec_path);
         gs_jw_end_obj(w);
@@ -204,6 +198,10 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         gs_jw_null(w, "exit");
     }
     gs_jw_u64(w, "duration_ns", r->duration_ns);
+}
+
+static void counts(struct gs_jw *w, const struct gs_result *r)
+{
     gs_jw_obj(w, "events");
     gs_jw_u64(w, "records", r->records);
     gs_jw_u64(w, "allocs", r->allocs);
@@ -225,6 +223,25 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
     else
         gs_jw_null(w, "rss");
     gs_jw_end_obj(w);
+}
+
+/* A process's object up to its leak groups, whose array it leaves open. */
+static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
+{
+    (void)c;
+    struct gs_jw *w = &jw;
+    const struct gs_result *r = it->r;
+    gs_jw_obj(w, NULL);
+    gs_jw_str(w, "trace", it->trace);
+    if (!r) {
+        gs_jw_bool(w, "readable", 0);
+        gs_jw_str(w, "error", it->error);
+        return 0;
+    }
+    gs_jw_bool(w, "readable", 1);
+    identity(w, r);
+    completeness(w, r);
+    counts(w, r);
     if (r->last_scan >= 0)
         scan_obj(w, "last_scan", &r->scans[r->last_scan]);
     else
@@ -334,7 +351,7 @@ static void timeline(struct gs_report_ctx *c, const struct gs_result *r)
         const struct gs_marker *m = &tl->markers[i];
         gs_jw_obj_compact(w, NULL);
         gs_jw_u64(w, "t_ns", m->t);
-        gs_jw_str(w, "kind", m->kind == GS_MARK_STEP ? "step" : "user");
+        gs_jw_str(w, "kind", gs_marker_kind_name(m->kind));
         gs_jw_u64(w, "ordinal", m->ordinal);
         gs_jw_str(w, "label", m->label);
         gs_jw_end_obj(w);
@@ -397,7 +414,7 @@ static void caching_allocator(struct gs_jw *w, const struct gs_result *r)
         gs_jw_u64(w, "events", p->events);
         gs_jw_obj_compact(w, "events_by_action");
         for (int a = 0; a < GS_PEV__N; a++)
-            gs_jw_u64(w, gs_pool_action_names[a], p->events_by[a]);
+            gs_jw_u64(w, gs_pool_action_word(a), p->events_by[a]);
         gs_jw_end_obj(w);
         gs_jw_end_obj(w);
     }
@@ -405,16 +422,11 @@ static void caching_allocator(struct gs_jw *w, const struct gs_result *r)
     gs_jw_end_obj(w);
 }
 
-static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *it)
+/* Per class, the groups the options leave out of "leaks": how many, and
+ * their bytes and blocks. */
+static void leaks_omitted(struct gs_report_ctx *c, const struct gs_result *r)
 {
     struct gs_jw *w = &jw;
-    const struct gs_result *r = it->r;
-    if (!r) {
-        gs_jw_end_obj(w);
-        return 0;
-    }
-    gs_jw_end_arr(w); /* leaks */
-
     uint32_t shown[GS_RC__N] = { 0 };
     struct { uint64_t groups, bytes, blocks; } om[GS_RC__N];
     memset(om, 0, sizeof om);
@@ -440,7 +452,11 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
         gs_jw_end_obj(w);
     }
     gs_jw_end_arr(w);
+}
 
+/* Every scan, or every stride-th of many (and the last) */
+static void scans(struct gs_jw *w, const struct gs_result *r)
+{
     gs_jw_arr(w, "scans", 0);
     uint32_t stride = 1;
     while (r->nscans / stride > 500)
@@ -449,9 +465,12 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
         if (i % stride == 0 || i + 1 == r->nscans)
             scan_obj(w, NULL, &r->scans[i]);
     gs_jw_end_arr(w);
+}
 
+static void growth(struct gs_jw *w, const struct gs_result *r)
+{
     gs_jw_obj(w, "growth");
-    gs_jw_str(w, "axis", r->growth_axis == GS_AXIS_STEP ? "step" : "time");
+    gs_jw_str(w, "axis", gs_axis_name(r->growth_axis));
     gs_jw_str(w, "unit", r->growth_axis == GS_AXIS_STEP ? "bytes/step" : "bytes/s");
     gs_jw_u64(w, "checkpoints", r->growth_checkpoints);
     gs_jw_u64(w, "steps", r->steps);
@@ -478,33 +497,45 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
     }
     gs_jw_end_arr(w);
     gs_jw_end_obj(w);
+}
 
-    gs_jw_obj(w, "fragmentation");
-    if (r->have_host_samples) {
-        gs_jw_obj(w, "malloc");
-        gs_jw_u64(w, "samples", r->samples);
-        gs_jw_u64(w, "arena", r->mi_arena);
-        gs_jw_u64(w, "in_use", r->mi_inuse);
-        gs_jw_u64(w, "free", r->mi_free);
-        gs_jw_u64(w, "top_pad", r->mi_toppad);
-        gs_jw_u64(w, "mmapped", r->mi_hblkhd);
-        gs_jw_u64(w, "peak_arena", r->mi_peak_arena);
-        gs_jw_u64(w, "peak_free", r->mi_peak_free);
-        gs_jw_end_obj(w);
-    } else {
+/* glibc's figures (the SAMPLE records' last), or null without samples */
+static void malloc_figures(struct gs_jw *w, const struct gs_result *r)
+{
+    if (!r->have_host_samples) {
         gs_jw_null(w, "malloc");
+        return;
     }
-    gs_jw_obj(w, "heap");
-    gs_jw_u64(w, "live_blocks", r->heap.blocks);
-    gs_jw_u64(w, "live_bytes", r->heap.bytes);
-    gs_jw_u64(w, "regions", r->heap.regions);
-    gs_jw_u64(w, "gaps", r->heap.gaps);
-    gs_jw_u64(w, "free_bytes", r->heap.free_bytes);
-    gs_jw_u64(w, "largest_free", r->heap.largest_free);
-    gs_jw_dbl(w, "ratio", r->heap.ratio);
-    gs_jw_u64(w, "mmapped_blocks", r->heap.mmapped_blocks);
-    gs_jw_u64(w, "mmapped_bytes", r->heap.mmapped_bytes);
+    gs_jw_obj(w, "malloc");
+    gs_jw_u64(w, "samples", r->samples);
+    gs_jw_u64(w, "arena", r->mi_arena);
+    gs_jw_u64(w, "in_use", r->mi_inuse);
+    gs_jw_u64(w, "free", r->mi_free);
+    gs_jw_u64(w, "top_pad", r->mi_toppad);
+    gs_jw_u64(w, "mmapped", r->mi_hblkhd);
+    gs_jw_u64(w, "peak_arena", r->mi_peak_arena);
+    gs_jw_u64(w, "peak_free", r->mi_peak_free);
     gs_jw_end_obj(w);
+}
+
+static void heap_figures(struct gs_jw *w, const struct gs_heapfrag *h)
+{
+    gs_jw_obj(w, "heap");
+    gs_jw_u64(w, "live_blocks", h->blocks);
+    gs_jw_u64(w, "live_bytes", h->bytes);
+    gs_jw_u64(w, "regions", h->regions);
+    gs_jw_u64(w, "gaps", h->gaps);
+    gs_jw_u64(w, "free_bytes", h->free_bytes);
+    gs_jw_u64(w, "largest_free", h->largest_free);
+    gs_jw_dbl(w, "ratio", h->ratio);
+    gs_jw_u64(w, "mmapped_blocks", h->mmapped_blocks);
+    gs_jw_u64(w, "mmapped_bytes", h->mmapped_bytes);
+    gs_jw_end_obj(w);
+}
+
+/* Each device allocator's last DEVICE_SAMPLE and its extremes */
+static void device_figures(struct gs_jw *w, const struct gs_result *r)
+{
     gs_jw_arr(w, "devices", 0);
     for (uint32_t d = 0; d < r->ndev; d++) {
         const struct gs_devstate *s = &r->dev[d];
@@ -531,10 +562,20 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
         gs_jw_end_obj(w);
     }
     gs_jw_end_arr(w);
+}
+
+static void fragmentation(struct gs_jw *w, const struct gs_result *r)
+{
+    gs_jw_obj(w, "fragmentation");
+    malloc_figures(w, r);
+    heap_figures(w, &r->heap);
+    device_figures(w, r);
     caching_allocator(w, r);
     gs_jw_end_obj(w);
+}
 
-    const struct gs_pause_stats *p = &r->pauses;
+static void pauses(struct gs_jw *w, const struct gs_pause_stats *p)
+{
     gs_jw_obj(w, "pauses");
     gs_jw_str(w, "sources", p->sources);
     gs_jw_u64(w, "count", p->count);
@@ -552,8 +593,8 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
     }
     gs_jw_end_obj(w);
     gs_jw_obj(w, "by_kind");
-    for (uint32_t k = 0; k < 3; k++) {
-        gs_jw_obj_compact(w, gs_pause_kind_name(k));
+    for (uint32_t k = 0; k < GS_PAUSE_KINDS; k++) {
+        gs_jw_obj_compact(w, gs_pause_name(k));
         gs_jw_u64(w, "count", p->by_kind[k].count);
         gs_jw_u64(w, "total_ns", p->by_kind[k].total_ns);
         gs_jw_u64(w, "max_ns", p->by_kind[k].max_ns);
@@ -565,7 +606,7 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
         gs_jw_obj_compact(w, NULL);
         gs_jw_u64(w, "t_ns", p->longest[i].t0);
         gs_jw_u64(w, "duration_ns", p->longest[i].t1 - p->longest[i].t0);
-        gs_jw_str(w, "kind", gs_pause_kind_name(p->longest[i].kind));
+        gs_jw_str(w, "kind", gs_pause_name(p->longest[i].kind));
         gs_jw_u64(w, "a", p->longest[i].a);
         gs_jw_u64(w, "b", p->longest[i].b);
         gs_jw_end_obj(w);
@@ -583,7 +624,23 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
     }
     gs_jw_end_arr(w);
     gs_jw_end_obj(w);
+}
 
+/* What follows the process's leak groups: the rest of its object. */
+static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *it)
+{
+    struct gs_jw *w = &jw;
+    const struct gs_result *r = it->r;
+    if (!r) {
+        gs_jw_end_obj(w);
+        return 0;
+    }
+    gs_jw_end_arr(w); /* leaks */
+    leaks_omitted(c, r);
+    scans(w, r);
+    growth(w, r);
+    fragmentation(w, r);
+    pauses(w, &r->pauses);
     timeline(c, r);
     if (it->verdict) {
         gs_jw_obj(w, "verdict");

@@ -1,9 +1,10 @@
 /*
- * A small streaming JSON writer for the JSON reporter: strings escaped
- * (control characters, quotes, invalid UTF-8 replaced by U+FFFD so the output
- * always parses), doubles printed round-trippable and non-finite values as
- * null, pretty-printed with two-space indents except inside containers
- * opened "compact" (long numeric series stay one line each).
+ * A small streaming JSON writer for the JSON reporter and the HTML page's
+ * extra data (html_extra.c): strings escaped (control characters, quotes,
+ * invalid UTF-8 replaced by U+FFFD so the output always parses), doubles
+ * printed round-trippable and non-finite values as null, pretty-printed
+ * with two-space indents except inside containers opened "compact" (long
+ * numeric series stay one line each).
  */
 #ifndef GCSPY_JSONW_H
 #define GCSPY_JSONW_H

@@ -1,7 +1,6 @@
 /*
  * The reporter driver (report.h): the fixed call order, which leak groups
- * are shown, totals over processes, and the human units every text output
- * shares.
+ * are shown, and totals over processes.
  */
 #include "report.h"
 
@@ -97,34 +96,4 @@ void gs_report_totals(const struct gs_report_item *items, size_t n, struct gs_to
         t->allocs += r->allocs;
         t->bytes_allocated += r->bytes_allocated;
     }
-}
-
-const char *gs_fmt_bytes(char *buf, uint64_t n)
-{
-    static const char *const u[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
-    if (n < 10240) {
-        snprintf(buf, 32, "%" PRIu64 " byte%s", n, n == 1 ? "" : "s");
-        return buf;
-    }
-    double v = (double)n / 1024;
-    int k = 0;
-    while (v >= 1024 && k < 4) {
-        v /= 1024;
-        k++;
-    }
-    snprintf(buf, 32, v < 100 ? "%.1f %s" : "%.0f %s", v, u[k]);
-    return buf;
-}
-
-const char *gs_fmt_ns(char *buf, uint64_t ns)
-{
-    if (ns >= 1000000000ull)
-        snprintf(buf, 32, "%.3f s", (double)ns / 1e9);
-    else if (ns >= 1000000ull)
-        snprintf(buf, 32, "%.1f ms", (double)ns / 1e6);
-    else if (ns >= 1000ull)
-        snprintf(buf, 32, "%.1f us", (double)ns / 1e3);
-    else
-        snprintf(buf, 32, "%" PRIu64 " ns", ns);
-    return buf;
 }

@@ -1,6 +1,6 @@
 /*
  * Reporters: one table of function pointers per output format (text, JSON,
- * JUnit XML), called in a fixed order by gs_report_write:
+ * JUnit XML, HTML), called in a fixed order by gs_report_write:
  *
  *   begin(n items)
  *   for each item (one trace):  process(item)  leak(item, group)...  process_end(item)
@@ -12,9 +12,10 @@
  * the result's order: class, then bytes. A reporter ignores the calls it has
  * no use for (JUnit prints verdicts, not groups) by leaving them NULL.
  *
- * Reporters read only struct gs_result (analyzer/result.h) and the verdicts
- * of the CI gate; the JSON they produce is the contract the HTML page and
- * other tools read (docs/report-json.md).
+ * Reporters read only struct gs_result (analyzer/result.h, the HTML page
+ * its history too) and the verdicts of the CI gate (analyzer/check.h): they
+ * serialize, never read a trace or replay one. The JSON they produce is the
+ * contract the HTML page and other tools read (docs/report-json.md).
  */
 #ifndef GCSPY_REPORT_H
 #define GCSPY_REPORT_H
@@ -23,17 +24,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "../analyzer/check.h"
 #include "../analyzer/result.h"
 
 #define GS_REPORT_JSON_VERSION 1
-
-/* The CI gate's judgement of one trace. */
-struct gs_verdict {
-    int status;             /* 0 within limits, 1 a limit exceeded, 2 error */
-    char line[1024];        /* the one-line verdict printed per trace */
-    char detail[8192];      /* every exceeded limit and the leaks behind it */
-    uint64_t leak_bytes, leak_blocks, device_bytes, suspects;
-};
 
 struct gs_report_item {
     const char *trace;
@@ -74,6 +68,9 @@ struct gs_reporter {
 extern const struct gs_reporter gs_reporter_text;
 extern const struct gs_reporter gs_reporter_json;
 extern const struct gs_reporter gs_reporter_junit;
+/* The JSON report inside a self-contained page (html.c): `gcspy report`
+ * only, so gs_reporter_find does not list it. */
+extern const struct gs_reporter gs_reporter_html;
 
 /* NULL when the name is unknown. */
 const struct gs_reporter *gs_reporter_find(const char *name);
@@ -95,10 +92,5 @@ struct gs_totals {
     uint64_t suspects, pauses, pause_ns, allocs, bytes_allocated;
 };
 void gs_report_totals(const struct gs_report_item *items, size_t n, struct gs_totals *t);
-
-/* "1.5 MiB", "512 bytes": human units for text (buf of 32). */
-const char *gs_fmt_bytes(char *buf, uint64_t n);
-/* "1.234 s", "12.5 ms", "800 us" (buf of 32). */
-const char *gs_fmt_ns(char *buf, uint64_t ns);
 
 #endif /* GCSPY_REPORT_H */

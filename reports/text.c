@@ -11,7 +11,8 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "../analyzer/analyze.h"
+#include "../analyzer/fmt.h"
+#include "../analyzer/names.h"
 
 struct tstate {
     int cls_open;               /* class whose heading was printed; -1 none */
@@ -377,7 +378,7 @@ static void print_pool(struct gs_report_ctx *c, const struct gs_result *r)
         for (int a = 0; a < GS_PEV__N; a++) {
             if (!p->events_by[a])
                 continue;
-            fprintf(f, "%s%s %" PRIu64, first ? " (" : ", ", gs_pool_action_names[a],
+            fprintf(f, "%s%s %" PRIu64, first ? " (" : ", ", gs_pool_action_word(a),
                     p->events_by[a]);
             first = 0;
         }
@@ -401,16 +402,15 @@ static void print_pauses(struct gs_report_ctx *c, const struct gs_result *r)
             gs_fmt_ns(b2, p->wall_ns), gs_fmt_ns(b3, p->pct_ns[0]), gs_fmt_ns(b4, p->pct_ns[1]),
             gs_fmt_ns(b5, p->pct_ns[2]), gs_fmt_ns(b7, p->pct_ns[3]));
     fprintf(f, "     by kind:");
-    static const char *const kinds[3] = { "scan", "cuda-sync", "python-gc" };
-    for (int k = 0; k < 3; k++)
+    for (int k = 0; k < GS_PAUSE_KINDS; k++)
         if (p->by_kind[k].count)
-            fprintf(f, " %s %" PRIu64 " (%s)", kinds[k], p->by_kind[k].count,
+            fprintf(f, " %s %" PRIu64 " (%s)", gs_pause_names[k], p->by_kind[k].count,
                     gs_fmt_ns(b1, p->by_kind[k].total_ns));
     fputc('\n', f);
     fprintf(f, "     longest:");
     for (uint32_t i = 0; i < p->nlongest && i < 5; i++)
         fprintf(f, "%s %s %s at %s", i ? "," : "", gs_fmt_ns(b1, p->longest[i].t1 - p->longest[i].t0),
-                gs_pause_kind_name(p->longest[i].kind), gs_fmt_ns(b2, p->longest[i].t0));
+                gs_pause_name(p->longest[i].kind), gs_fmt_ns(b2, p->longest[i].t0));
     fputc('\n', f);
     fprintf(f, "     MMU:");
     for (int k = 0; k < GS_NMMU; k++)

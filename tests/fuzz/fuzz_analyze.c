@@ -1,9 +1,10 @@
 /*
  * libFuzzer target: the whole offline path on a trace in memory, the way
  * `gcspy report` and `gcspy check` take it: gs_analyze_mem (reader, replay,
- * leak grouping, growth, pauses, fragmentation; no symbolizer: the
- * fuzzer's addresses name no real files), then the text, JSON and JUnit
- * reporters and the check gate's verdict. Each input is fed the three ways
+ * leak grouping, growth, pauses, fragmentation, and the history the HTML
+ * page draws; no symbolizer: the fuzzer's addresses name no real files),
+ * then the text, JSON, JUnit and HTML reporters and the check gate's
+ * verdict. Each input is fed the three ways
  * of fuzz_common.h. Besides the sanitizers' findings it checks that the
  * JSON reporter's output is valid UTF-8 without raw control characters,
  * whatever bytes the trace's strings hold, and aborts when it is not.
@@ -118,6 +119,7 @@ static void one(const uint8_t *d, size_t n)
         return;
     struct gs_analyze_opts ao;
     gs_analyze_defaults(&ao);
+    ao.history = 1;
     struct gs_result *r = NULL;
     char err[512];
     struct gs_report_item it;
@@ -136,6 +138,7 @@ static void one(const uint8_t *d, size_t n)
         report(&gs_reporter_text, &it, 0);
         report(&gs_reporter_json, &it, 1);
         report(&gs_reporter_junit, &it, 0);
+        report(&gs_reporter_html, &it, 0);
         gs_result_free(r);
         return;
     }

@@ -52,8 +52,8 @@ for c in run dump options; do
   grep -q "^usage: gcspy $c" "$T/out" || fail "$c --help: no usage line"
 done
 
-# run --help and options list every option of preload/options.def.
-envs=$(sed -n 's/^GS_OPT([a-z_]*, *"\(GCSPY_[A-Z_]*\)".*/\1/p' preload/options.def)
+# run --help and options list every option of include/gcspy/options.def.
+envs=$(sed -n 's/^GS_OPT([a-z_]*, *"\(GCSPY_[A-Z_]*\)".*/\1/p' include/gcspy/options.def)
 nopts=$(wc -w <<<"$envs")
 [ "$nopts" -ge 10 ] || fail "only $nopts options parsed from options.def"
 "$G" run --help >"$T/runhelp"

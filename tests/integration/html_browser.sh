@@ -38,8 +38,8 @@ timeout 60 env LD_PRELOAD="$LIB" GCSPY_QUIET=1 GCSPY_OUTPUT="$T/planted.trace" \
 "$G" report --format html -o "$T/planted.html" "$T/planted.trace" || fail "report planted"
 "$H/mkdevtrace" "$T/device.trace" || fail "mkdevtrace"
 "$G" report --format html -o "$T/device.html" "$T/device.trace" || fail "report device"
-# two processes, the second read from standard input (no second pass: the
-# page says so where it would draw the maps)
+# two processes, the second read from standard input (read once, like the
+# file: its maps, growth and pauses draw too)
 "$G" report --format html -o "$T/two.html" "$T/device.trace" - <"$T/planted.trace" || fail "report two"
 build/tests/programs/rel_mktraces semantic "$T/sem" >/dev/null || fail "rel_mktraces semantic"
 "$G" report --format html -o "$T/malformed.html" "$T/sem/free-unknown.trace" 2>/dev/null

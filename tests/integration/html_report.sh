@@ -10,8 +10,9 @@
 #     (so they run) and allows no network;
 #   - the extra data: one object per process, snapshots, the device's map
 #     with both layers, growth per step for each suspect, every pause;
-#   - several traces, one unreadable on a second pass (standard input), an
-#     unwritable output.
+#   - from standard input: the page's data and extra slots are those of the
+#     page made from the file (the trace is read once, in one pass);
+#   - several traces, the second from standard input, an unwritable output.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 G=build/gcspy H=build/tests/html PY=/usr/bin/python3
@@ -144,7 +145,34 @@ data = json.loads(re.search(r'id="gcspy-data">(.*?)</script>', text, re.S).group
 x = json.loads(re.search(r'id="gcspy-extra">(.*?)</script>', text, re.S).group(1))
 assert len(data['processes']) == 2 and len(x) == 2, (len(data['processes']), len(x))
 assert 'error' not in x[0] and x[0]['maps'], x[0].keys()
-assert 'standard input' in x[1]['error'], x[1]
+assert 'error' not in x[1] and x[1]['maps'] and x[1]['trace'] == '-', x[1].keys()
+X
+
+# the page of a trace read from standard input is the page of the file:
+# both slots equal but for the name the trace is given by
+"$G" report --format html -o "$T/stdin.html" - <"$T/dev.trace" || fail "report html from standard input"
+$PY - "$T/stdin.html" "$T/dev.html" "$T/dev.trace" <<'X' || fail "page from standard input"
+import json, re, sys
+def named(v, name):
+    # the trace's name ("-" or the path) where the report gives it
+    if isinstance(v, dict):
+        return {k: 'TRACE' if k == 'trace' and x == name else named(x, name) for k, x in v.items()}
+    if isinstance(v, list):
+        return [named(x, name) for x in v]
+    return v
+def slots(path, name):
+    text = open(path, encoding='utf-8').read()
+    out = []
+    for slot in ('gcspy-data', 'gcspy-extra'):
+        m = re.search(r'<script type="application/json" id="%s">(.*?)</script>' % slot, text, re.S)
+        assert m, slot
+        out.append(named(json.loads(m.group(1)), name))
+    return out
+a, b = slots(sys.argv[1], '-'), slots(sys.argv[2], sys.argv[3])
+x = a[1]
+assert len(x) == 1 and 'error' not in x[0] and x[0]['maps'] and x[0]['growth']['sites'], x[0].keys()
+assert a[0] == b[0], "the data slot differs from the file's page"
+assert a[1] == b[1], "the extra slot differs from the file's page"
 X
 
 "$G" report --format html -o /nonexistent/dir/r.html "$T/dev.trace" 2>"$T/err"; rc=$?

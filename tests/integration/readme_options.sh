@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# README.md's options table is generated from preload/options.def: it must be
+# README.md's options table is generated from include/gcspy/options.def: it must be
 # exactly what `gcspy options --markdown` prints (regenerate with
 # `make readme-options`).
 set -eu
@@ -11,7 +11,7 @@ if [ "$want" != "$have" ]; then
   diff <(echo "$have") <(echo "$want") | head -20
   exit 1
 fi
-n=$(grep -c '^GS_OPT(' preload/options.def)
+n=$(grep -c '^GS_OPT(' include/gcspy/options.def)
 rows=$(echo "$have" | grep -c '^| `GCSPY_')
 [ "$n" -eq "$rows" ] || { echo "options.def has $n options, README lists $rows"; exit 1; }
 echo "README options table matches options.def ($n options)"

@@ -16,9 +16,8 @@ AN_PROGS := $(AN_PROG_DIR)/analyzer_leaky $(AN_PROG_DIR)/analyzer_grow
 TEST_BINS += $(BUILD)/tests/unit_analyzer
 TEST_DEPS += $(BUILD)/tests/analyzer_mktraces $(BUILD)/gcspy $(AN_PROGS)
 
-# the library objects without the command-line front ends (they need cli.c)
-AN_LIB_OBJS := $(filter-out %_cmd.o %/run.o %/dump.o,$(GS_ANALYZER_LIB_OBJS)) \
-               $(BUILD)/obj/analyzer/cmdutil.o
+# the library objects, and the CLI's option parsing helpers (cmdutil.c)
+AN_LIB_OBJS := $(GS_ANALYZER_LIB_OBJS) $(BUILD)/obj/analyzer/cli/cmdutil.o
 
 $(BUILD)/tests/unit_analyzer: $(sort $(wildcard tests/unit/test_analyzer*.c)) $(AN_TB_OBJ) \
                               $(AN_LIB_OBJS)

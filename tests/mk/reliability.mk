@@ -74,7 +74,7 @@ FUZZ_DIR    := $(BUILD)/tests/fuzz
 FUZZ_CC     ?= clang
 FUZZ_FLAGS  := -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -fsanitize-recover=undefined \
                -fno-omit-frame-pointer -DGCSPY_VERSION='"$(VERSION)"' -Iinclude -Ianalyzer -Itests/fuzz
-FUZZ_AN_SRCS := $(filter-out analyzer/cli.c analyzer/run.c analyzer/dump.c %_cmd.c,$(GS_ANALYZER_SRCS))
+FUZZ_AN_SRCS := $(GS_ANALYZER_SRCS)
 HAVE_FUZZ   := $(shell echo 'int LLVMFuzzerTestOneInput(const char *d, long n){(void)d;(void)n;return 0;}' | \
                  $(FUZZ_CC) -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null && echo 1)
 FUZZ_SECONDS ?= 600

@@ -19,7 +19,8 @@
 
 #include "analyze.h"
 #include "check.h"
-#include "cmdutil.h"
+#include "cli/cmdutil.h"
+#include "frag.h"
 #include "gcspy/codec.h"
 #include "model.h"
 #include "suppress.h"

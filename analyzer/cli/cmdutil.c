@@ -1,5 +1,7 @@
 /*
- * Shared command plumbing (cmdutil.h).
+ * Shared command plumbing (cmdutil.h): the CLI's argument helpers and
+ * number parsing, the options report and check share, and loading the
+ * traces into results (a malformed trace named on stderr, quiet or not).
  */
 #include "cmdutil.h"
 

@@ -22,8 +22,6 @@ struct gs_command {
 
 static const struct gs_command commands[] = {
     { "run", gs_cmd_run, "run a program under gcspy, writing a trace" },
-    /* report and check are defined in reports/ by the report engineer, who
-     * uncomments these two lines along with adding the files. */
     { "report", gs_cmd_report, "analyze a trace: leaks, growth, fragmentation, pauses" },
     { "check", gs_cmd_check, "exit non-zero when a trace breaks the given limits" },
     { "dump", gs_cmd_dump, "print every record of a trace as one line of text" },

@@ -62,117 +62,132 @@ static int write_file(const char *path, const struct gs_reporter *rep,
     return 0;
 }
 
-int gs_cmd_check(int argc, char **argv)
-{
-    if (gs_wants_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
-    struct gs_args a = { argc, argv, 1, "check", 0 };
+struct check_args {
     struct gs_common c;
     struct gs_check_limits lim;
-    gs_check_defaults(&lim);
-    const char *junit = NULL, *json = NULL, *v;
-    int set_bytes = 0, set_blocks = 0, rc = 2;
-    if (gs_common_init(&c, argc)) {
-        fprintf(stderr, "gcspy check: out of memory\n");
-        return 2;
-    }
+    const char *junit, *json;
+};
+
+/* The command line into *ca; 0, or -1 with the error printed. */
+static int parse(int argc, char **argv, struct check_args *ca)
+{
+    struct gs_args a = { argc, argv, 1, "check", 0 };
+    const char *v;
+    int set_bytes = 0, set_blocks = 0;
     while (a.i < argc && !a.bad) {
         uint64_t u;
-        if (gs_common_arg(&a, &c)) {
+        if (gs_common_arg(&a, &ca->c)) {
             continue;
         } else if (gs_arg_val(&a, "--max-leak-bytes", &v)) {
             if (!a.bad && gs_parse_size(&a, "--max-leak-bytes", v, &u) == 0) {
-                lim.max_bytes = u;
+                ca->lim.max_bytes = u;
                 set_bytes = 1;
             }
         } else if (gs_arg_val(&a, "--max-leak-blocks", &v)) {
             if (!a.bad && gs_parse_size(&a, "--max-leak-blocks", v, &u) == 0) {
-                lim.max_blocks = u;
+                ca->lim.max_blocks = u;
                 set_blocks = 1;
             }
         } else if (gs_arg_val(&a, "--max-device-leak-bytes", &v)) {
             if (!a.bad && gs_parse_size(&a, "--max-device-leak-bytes", v, &u) == 0)
-                lim.max_device_bytes = u;
+                ca->lim.max_device_bytes = u;
         } else if (gs_arg_val(&a, "--fail-on", &v)) {
             char bad[128];
-            if (!a.bad && gs_check_parse_fail_on(v, &lim.fail_on, bad, sizeof bad)) {
+            if (!a.bad && gs_check_parse_fail_on(v, &ca->lim.fail_on, bad, sizeof bad)) {
                 fprintf(stderr, "gcspy check: --fail-on: unknown class '%s' (definite, indirect, "
                                 "possible, reachable, not-freed, growth, all)\n", bad);
                 a.bad = 1;
             }
         } else if (gs_arg_val(&a, "--junit", &v)) {
             if (!a.bad)
-                junit = v;
+                ca->junit = v;
         } else if (gs_arg_val(&a, "--json", &v)) {
             if (!a.bad)
-                json = v;
+                ca->json = v;
         } else if (gs_arg_flag(&a, "--require-complete")) {
-            lim.require_complete = 1;
+            ca->lim.require_complete = 1;
         } else {
             fprintf(stderr, "gcspy check: unknown option '%s' (see gcspy check --help)\n", argv[a.i]);
             a.bad = 1;
         }
     }
-    if (a.bad || gs_common_finish(&a, &c))
-        goto out;
+    if (a.bad || gs_common_finish(&a, &ca->c))
+        return -1;
     if (set_bytes && !set_blocks)
-        lim.max_blocks = UINT64_MAX;
+        ca->lim.max_blocks = UINT64_MAX;
     if (set_blocks && !set_bytes)
-        lim.max_bytes = UINT64_MAX;
+        ca->lim.max_bytes = UINT64_MAX;
     /* every group that can fail the gate is symbolized, so suppressions see it */
-    c.ao.all_classes_mask = lim.fail_on & ((1u << GS_RC__N) - 1);
+    ca->c.ao.all_classes_mask = ca->lim.fail_on & ((1u << GS_RC__N) - 1);
+    return 0;
+}
 
-    struct gs_loaded ld;
-    if (gs_load_traces("check", c.paths, c.npaths, &c.ao, c.symbols, c.supps.n ? &c.supps : NULL,
-                       c.quiet, &ld)) {
-        fprintf(stderr, "gcspy check: out of memory\n");
-        gs_loaded_free(&ld);
-        goto out;
-    }
-    struct gs_verdict *vs = calloc(ld.n, sizeof *vs);
-    if (!vs) {
-        fprintf(stderr, "gcspy check: out of memory\n");
-        gs_loaded_free(&ld);
-        goto out;
-    }
+/* One verdict line per trace; the worst status. */
+static int judge(const struct check_args *ca, struct gs_loaded *ld, struct gs_verdict *vs)
+{
     int worst = 0;
     size_t fails = 0, errors = 0;
-    for (size_t i = 0; i < ld.n; i++) {
-        gs_check_eval(&lim, ld.items[i].trace, ld.items[i].r, ld.items[i].error, &vs[i]);
-        ld.items[i].verdict = &vs[i];
+    for (size_t i = 0; i < ld->n; i++) {
+        gs_check_eval(&ca->lim, ld->items[i].trace, ld->items[i].r, ld->items[i].error, &vs[i]);
+        ld->items[i].verdict = &vs[i];
         printf("%s\n", vs[i].line);
         if (vs[i].status > worst)
             worst = vs[i].status;
         fails += vs[i].status == 1;
         errors += vs[i].status == 2;
     }
-    if (!c.quiet) {
-        for (size_t k = 0; k < c.supps.n; k++) {
-            const struct gs_supp *sp = &c.supps.v[k];
+    if (!ca->c.quiet) {
+        for (size_t k = 0; k < ca->c.supps.n; k++) {
+            const struct gs_supp *sp = &ca->c.supps.v[k];
             if (sp->leaks || sp->suspects)
                 printf("suppressed by leak:%s (%s:%u): %" PRIu64 " blocks, %" PRIu64 " bytes"
                        "%s\n", sp->pattern, sp->file ? sp->file : "-", sp->line, sp->blocks,
                        sp->bytes, sp->suspects ? " and growth" : "");
         }
-        printf("gcspy check: %zu trace%s, %zu failed, %zu error%s\n", ld.n, ld.n == 1 ? "" : "s",
+        printf("gcspy check: %zu trace%s, %zu failed, %zu error%s\n", ld->n, ld->n == 1 ? "" : "s",
                fails, errors, errors == 1 ? "" : "s");
     }
-    if (fflush(stdout))
-        worst = 2;
+    return fflush(stdout) ? 2 : worst;
+}
+
+int gs_cmd_check(int argc, char **argv)
+{
+    if (gs_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    struct check_args ca;
+    memset(&ca, 0, sizeof ca);
+    gs_check_defaults(&ca.lim);
+    int rc = 2;
+    if (gs_common_init(&ca.c, argc)) {
+        fprintf(stderr, "gcspy check: out of memory\n");
+        return 2;
+    }
+    if (parse(argc, argv, &ca))
+        goto out;
+    struct gs_loaded ld;
+    struct gs_verdict *vs = NULL;
+    if (gs_load_traces("check", ca.c.paths, ca.c.npaths, &ca.c.ao, ca.c.symbols,
+                       ca.c.supps.n ? &ca.c.supps : NULL, ca.c.quiet, &ld) ||
+        !(vs = calloc(ld.n, sizeof *vs))) {
+        fprintf(stderr, "gcspy check: out of memory\n");
+        gs_loaded_free(&ld);
+        goto out;
+    }
+    int worst = judge(&ca, &ld, vs);
     struct gs_report_opts ro;
     memset(&ro, 0, sizeof ro);
     ro.show_timeline = 1;
     ro.problems = ld.problems;
-    if (junit && write_file(junit, &gs_reporter_junit, ld.items, ld.n, &ro))
+    if (ca.junit && write_file(ca.junit, &gs_reporter_junit, ld.items, ld.n, &ro))
         worst = 2;
-    if (json && write_file(json, &gs_reporter_json, ld.items, ld.n, &ro))
+    if (ca.json && write_file(ca.json, &gs_reporter_json, ld.items, ld.n, &ro))
         worst = 2;
     rc = worst;
     free(vs);
     gs_loaded_free(&ld);
 out:
-    gs_common_free(&c);
+    gs_common_free(&ca.c);
     return rc;
 }

@@ -7,9 +7,9 @@
  * status (or signal) is gcspy's and nothing of gcspy stays in the process
  * but the shim.
  *
- * The option list comes from preload/options.def, the same X-macro table the
- * shim parses its environment with, so help text and README cannot drift
- * from what the shim accepts.
+ * The option list comes from include/gcspy/options.def, the same X-macro
+ * table the shim parses its environment with, so help text and README
+ * cannot drift from what the shim accepts.
  */
 #include <elf.h>
 #include <errno.h>
@@ -28,7 +28,7 @@ struct gs_optdoc {
 
 static const struct gs_optdoc optdocs[] = {
 #define GS_OPT(field, env, type, def, help) { env, #type, def, help },
-#include "../preload/options.def"
+#include "gcspy/options.def"
 #undef GS_OPT
 };
 

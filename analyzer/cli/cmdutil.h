@@ -12,7 +12,7 @@
 
 #include "analyze.h"
 #include "suppress.h"
-#include "../reports/report.h"
+#include "../../reports/report.h"
 
 struct gs_args {
     int argc;

@@ -3,16 +3,16 @@
  * is the command name, argv[1..] its arguments. It returns the process exit
  * status (0 success, 2 bad options or errors, command-specific otherwise)
  * and prints its own one-line error messages, prefixed "gcspy: ".
- * analyzer/cli.c dispatches to them through its command table.
+ * analyzer/cli/cli.c dispatches to them through its command table.
  */
 #ifndef GCSPY_COMMANDS_H
 #define GCSPY_COMMANDS_H
 
-int gs_cmd_run(int argc, char **argv);      /* analyzer/run.c */
-int gs_cmd_options(int argc, char **argv);  /* analyzer/run.c */
-int gs_cmd_dump(int argc, char **argv);     /* analyzer/dump.c */
-int gs_cmd_report(int argc, char **argv);   /* the report engineer's file */
-int gs_cmd_check(int argc, char **argv);    /* the report engineer's file */
+int gs_cmd_run(int argc, char **argv);      /* run.c */
+int gs_cmd_options(int argc, char **argv);  /* run.c */
+int gs_cmd_dump(int argc, char **argv);     /* dump.c */
+int gs_cmd_report(int argc, char **argv);   /* report_cmd.c */
+int gs_cmd_check(int argc, char **argv);    /* check_cmd.c */
 
 /* True when argv[1..] asks for help (-h or --help before any "--"). */
 int gs_wants_help(int argc, char **argv);

@@ -17,9 +17,6 @@
 #include "cmdutil.h"
 #include "commands.h"
 
-/* reports/html.c: the JSON report inside a self-contained page */
-extern const struct gs_reporter gs_reporter_html;
-
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -44,88 +41,80 @@ static void usage(FILE *f)
             "offset of the first problem).\n");
 }
 
-int gs_cmd_report(int argc, char **argv)
-{
-    if (gs_wants_help(argc, argv)) {
-        usage(stdout);
-        return 0;
-    }
-    struct gs_args a = { argc, argv, 1, "report", 0 };
+struct report_args {
     struct gs_common c;
     struct gs_report_opts ro;
-    memset(&ro, 0, sizeof ro);
-    ro.show_timeline = 1;
-    const char *format = "text", *output = NULL, *v;
-    int rc = 2;
-    if (gs_common_init(&c, argc)) {
-        fprintf(stderr, "gcspy report: out of memory\n");
-        return 2;
-    }
+    const struct gs_reporter *rep;
+    const char *output;
+};
+
+/* The command line into *ra; 0, or -1 with the error printed. */
+static int parse(int argc, char **argv, struct report_args *ra)
+{
+    struct gs_args a = { argc, argv, 1, "report", 0 };
+    struct gs_report_opts *ro = &ra->ro;
+    const char *format = "text", *v;
     while (a.i < argc && !a.bad) {
         uint64_t u;
-        if (gs_common_arg(&a, &c)) {
+        if (gs_common_arg(&a, &ra->c)) {
             continue;
         } else if (gs_arg_val(&a, "--format", &v)) {
             if (!a.bad)
                 format = v;
         } else if (gs_arg_val(&a, "-o", &v) || gs_arg_val(&a, "--output", &v)) {
             if (!a.bad)
-                output = v;
+                ra->output = v;
         } else if (gs_arg_val(&a, "--max-groups", &v)) {
             if (!a.bad && gs_parse_size(&a, "--max-groups", v, &u) == 0)
-                ro.max_groups = u > 1000000 ? 1000000 : (uint32_t)u;
-            if (!a.bad && !ro.max_groups)
-                ro.max_groups = 1000000;
+                ro->max_groups = u > 1000000 ? 1000000 : (uint32_t)u;
+            if (!a.bad && !ro->max_groups)
+                ro->max_groups = 1000000;
         } else if (gs_arg_val(&a, "--max-frames", &v)) {
             if (!a.bad && gs_parse_size(&a, "--max-frames", v, &u) == 0)
-                ro.max_frames = u > 1024 ? 1024 : (u ? (uint32_t)u : 1);
+                ro->max_frames = u > 1024 ? 1024 : (u ? (uint32_t)u : 1);
         } else if (gs_arg_flag(&a, "--show-reachable")) {
-            ro.show_reachable = 1;
+            ro->show_reachable = 1;
         } else if (gs_arg_flag(&a, "--no-timeline")) {
-            ro.show_timeline = 0;
+            ro->show_timeline = 0;
         } else {
             fprintf(stderr, "gcspy report: unknown option '%s' (see gcspy report --help)\n", argv[a.i]);
             a.bad = 1;
         }
     }
-    if (a.bad || gs_common_finish(&a, &c))
-        goto out;
+    if (a.bad || gs_common_finish(&a, &ra->c))
+        return -1;
     const struct gs_reporter *rep = strcmp(format, "html") == 0 ? &gs_reporter_html
                                                                  : gs_reporter_find(format);
     if (!rep || rep == &gs_reporter_junit) {
         fprintf(stderr, "gcspy report: unknown format '%s' (text, json or html)\n", format);
-        goto out;
+        return -1;
     }
-    if (ro.max_groups)
-        c.ao.max_groups = ro.max_groups;
-    if (ro.show_reachable || rep == &gs_reporter_json || rep == &gs_reporter_html)
-        c.ao.max_groups = ro.max_groups ? ro.max_groups : rep->max_groups;
+    ra->rep = rep;
+    struct gs_analyze_opts *ao = &ra->c.ao;
+    if (ro->max_groups)
+        ao->max_groups = ro->max_groups;
+    if (ro->show_reachable || rep == &gs_reporter_json || rep == &gs_reporter_html)
+        ao->max_groups = ro->max_groups ? ro->max_groups : rep->max_groups;
+    /* the page draws the run over time: gathered in the same one pass */
+    ao->history = rep == &gs_reporter_html;
+    return 0;
+}
 
-    struct gs_loaded ld;
-    if (gs_load_traces("report", c.paths, c.npaths, &c.ao, c.symbols, c.supps.n ? &c.supps : NULL,
-                       c.quiet, &ld)) {
-        fprintf(stderr, "gcspy report: out of memory\n");
-        gs_loaded_free(&ld);
-        goto out;
-    }
-    if (ld.unreadable) {
-        for (size_t i = 0; i < ld.n; i++)
-            if (ld.items[i].error)
-                fprintf(stderr, "gcspy report: %s\n", ld.items[i].error);
-        gs_loaded_free(&ld);
-        goto out;
-    }
-    ro.problems = ld.problems;
+/* The report of the loaded traces to ra->output: 0, or 2 (a malformed
+ * trace, or the write failed) with the error printed. */
+static int write_report(struct report_args *ra, const struct gs_loaded *ld)
+{
+    const char *output = ra->output;
+    ra->ro.problems = ld->problems;
     FILE *f = stdout;
     if (output && strcmp(output, "-") != 0) {
         f = fopen(output, "w");
         if (!f) {
             fprintf(stderr, "gcspy report: cannot write %s: %s\n", output, strerror(errno));
-            gs_loaded_free(&ld);
-            goto out;
+            return 2;
         }
     }
-    int wr = gs_report_write(rep, f, ld.items, ld.n, &ro);
+    int wr = gs_report_write(ra->rep, f, ld->items, ld->n, &ra->ro);
     if (f != stdout) {
         if (fclose(f))
             wr = -1;
@@ -133,12 +122,43 @@ int gs_cmd_report(int argc, char **argv)
         wr = -1;
     }
     if (wr) {
-        fprintf(stderr, "gcspy report: writing the report to %s failed\n", output ? output : "standard output");
+        fprintf(stderr, "gcspy report: writing the report to %s failed\n",
+                output ? output : "standard output");
+        return 2;
+    }
+    return ld->malformed ? 2 : 0;
+}
+
+int gs_cmd_report(int argc, char **argv)
+{
+    if (gs_wants_help(argc, argv)) {
+        usage(stdout);
+        return 0;
+    }
+    struct report_args ra;
+    memset(&ra, 0, sizeof ra);
+    ra.ro.show_timeline = 1;
+    int rc = 2;
+    if (gs_common_init(&ra.c, argc)) {
+        fprintf(stderr, "gcspy report: out of memory\n");
+        return 2;
+    }
+    if (parse(argc, argv, &ra))
+        goto out;
+    struct gs_common *c = &ra.c;
+    struct gs_loaded ld;
+    if (gs_load_traces("report", c->paths, c->npaths, &c->ao, c->symbols,
+                       c->supps.n ? &c->supps : NULL, c->quiet, &ld)) {
+        fprintf(stderr, "gcspy report: out of memory\n");
+    } else if (ld.unreadable) {
+        for (size_t i = 0; i < ld.n; i++)
+            if (ld.items[i].error)
+                fprintf(stderr, "gcspy report: %s\n", ld.items[i].error);
     } else {
-        rc = ld.malformed ? 2 : 0;
+        rc = write_report(&ra, &ld);
     }
     gs_loaded_free(&ld);
 out:
-    gs_common_free(&c);
+    gs_common_free(&ra.c);
     return rc;
 }

@@ -1,0 +1,179 @@
+/*
+ * Stacks as frames (stacks.h). A native frame's module is the one the
+ * STACK node recorded when it was defined, or failing that (a stack defined
+ * before its module's record) any module, loaded or since unloaded, whose
+ * segments held the address.
+ */
+#include "stacks.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "grow.h"
+#include "idtab.h"
+
+struct gs_stackc {            /* stack id -> symbolized stack */
+    uint32_t id;              /* 0: empty slot */
+    struct gs_stackv st;
+};
+
+void gs_stacks_init(struct gs_stacks *s, const struct gs_model *m, struct gs_symbolizer *sym,
+                    struct gs_arena *arena, uint32_t max_frames)
+{
+    memset(s, 0, sizeof *s);
+    s->m = m;
+    s->sym = sym;
+    s->arena = arena;
+    s->max_frames = max_frames;
+}
+
+void gs_stacks_free(struct gs_stacks *s)
+{
+    free(s->buf);
+    free(s->sc);
+    s->buf = NULL;
+    s->sc = NULL;
+}
+
+static int is_interpreter(const char *path)
+{
+    if (!path)
+        return 0;
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    return strncmp(b, "libpython", 9) == 0 || strncmp(b, "python", 6) == 0;
+}
+
+static const struct gs_module *module_of(const struct gs_model *m,
+                                         const struct gs_stacknode *nd)
+{
+    return nd->module ? &m->mods[nd->module - 1]
+                      : gs_model_module_any(m, nd->ip ? nd->ip - 1 : 0);
+}
+
+static int buf_push(struct gs_stacks *s, const struct gs_frame *f)
+{
+    if (GS_GROW(s->buf, s->capbuf, s->nbuf + 1))
+        return -1;
+    s->buf[s->nbuf++] = *f;
+    return 0;
+}
+
+/* A Python frame of ip (GS_IP_PYFRAME set): its code object and line. */
+static int python_frame(struct gs_stacks *s, uint64_t ip)
+{
+    struct gs_frame f;
+    memset(&f, 0, sizeof f);
+    uint64_t code = (ip >> 32) & 0x7fffffffu;
+    const struct gs_pycode *pc = gs_model_pycode(s->m, code);
+    f.ip = ip;
+    f.line = (uint32_t)ip;
+    f.python = 1;
+    if (pc) {
+        f.function = gs_sym_intern(s->sym, pc->function);
+        f.file = gs_sym_intern(s->sym, pc->file);
+    } else {
+        char tmp[48];
+        snprintf(tmp, sizeof tmp, "<python code %" PRIu64 ">", code);
+        f.function = gs_sym_intern(s->sym, tmp);
+    }
+    return f.function ? buf_push(s, &f) : -1;
+}
+
+int gs_stacks_get(struct gs_stacks *s, uint32_t id, struct gs_stackv *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!s->sym)
+        return 0; /* no symbolizer: the stack stays unresolved */
+    out->resolved = 1;
+    if (!id)
+        return 0;
+    struct gs_stackc *e = gs_idtab_slot((void **)&s->sc, &s->sccap, s->scn, sizeof *s->sc, id);
+    if (!e)
+        return -1;
+    if (e->id) {
+        *out = e->st;
+        return 0;
+    }
+    s->nbuf = 0;
+    int python = 0;
+    uint32_t depth = 0;
+    for (uint32_t n = id; n && depth < s->max_frames; depth++) {
+        const struct gs_stacknode *nd = gs_model_node(s->m, n);
+        if (!nd)
+            break;
+        if (nd->ip & GS_IP_PYFRAME) {
+            if (python_frame(s, nd->ip))
+                return -1;
+            python = 1;
+        } else {
+            struct gs_frame *fr;
+            uint32_t nf;
+            if (gs_sym_resolve(s->sym, module_of(s->m, nd), nd->ip, &fr, &nf))
+                return -1;
+            for (uint32_t k = 0; k < nf; k++)
+                if (buf_push(s, &fr[k]))
+                    return -1;
+        }
+        n = nd->parent;
+    }
+    /* Python frames stand in for the interpreter's own frames */
+    size_t k = 0;
+    for (size_t i = 0; i < s->nbuf; i++) {
+        if (python && !s->buf[i].python && is_interpreter(s->buf[i].module))
+            continue;
+        s->buf[k++] = s->buf[i];
+    }
+    s->nbuf = k;
+    out->n = (uint32_t)s->nbuf;
+    out->f = gs_arena_calloc(s->arena, s->nbuf ? s->nbuf : 1, sizeof *out->f);
+    if (!out->f)
+        return -1;
+    memcpy(out->f, s->buf, s->nbuf * sizeof *out->f);
+    e->id = id;
+    e->st = *out;
+    s->scn++;
+    return 0;
+}
+
+int gs_stacks_site_frame(struct gs_stacks *s, uint32_t id, struct gs_frame *out)
+{
+    struct gs_frame native;
+    memset(&native, 0, sizeof native);
+    memset(out, 0, sizeof *out);
+    if (!s->sym)
+        return 0;
+    int have = 0;
+    for (uint32_t n = id, depth = 0; n && depth < 256; depth++) {
+        const struct gs_stacknode *nd = gs_model_node(s->m, n);
+        if (!nd)
+            break;
+        uint64_t ip = nd->ip;
+        if (ip & GS_IP_PYFRAME) {
+            const struct gs_pycode *pc = gs_model_pycode(s->m, (ip >> 32) & 0x7fffffffu);
+            out->python = 1;
+            out->line = (uint32_t)ip;
+            out->function = pc ? gs_sym_intern(s->sym, pc->function) : NULL;
+            out->file = pc ? gs_sym_intern(s->sym, pc->file) : NULL;
+            return 0;
+        }
+        if (!have) {
+            struct gs_frame *fr;
+            uint32_t nf;
+            if (gs_sym_resolve(s->sym, module_of(s->m, nd), ip, &fr, &nf))
+                return -1;
+            for (uint32_t k = 0; k < nf && !have; k++)
+                if (fr[k].function && !is_interpreter(fr[k].module)) {
+                    native = fr[k];
+                    have = 1;
+                }
+            if (!have && depth == 0 && nf)
+                native = fr[0];
+        }
+        n = nd->parent;
+    }
+    *out = native;
+    return 0;
+}
