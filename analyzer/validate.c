@@ -271,68 +271,68 @@ static int check_fields(struct gs_validate *v, const struct gs_record *r)
     return !block || block_ok(v, r, addr, size);
 }
 
-int gs_validate_pre(struct gs_validate *v, const struct gs_model *m, const struct gs_record *r)
+/* The hot records of a trace in order (most of any trace): the checks that
+ * can fail, each a compare or a bit test. 1 when r passed them all; 0 sends
+ * it down the general path, which says what is wrong. */
+static int fast_path(struct gs_validate *v, const struct gs_record *r)
+{
+    if (!__builtin_expect(v->have_proc && !v->have_end, 1))
+        return 0;
+    switch (r->type) {
+    case GS_REC_FREE: return fast_free(v, r);
+    case GS_REC_FREE_EX: return fast_free_ex(v, r);
+    case GS_REC_ALLOC: return fast_alloc(v, r);
+    case GS_REC_ALLOC_EX: return fast_alloc_ex(v, r);
+    default: return 0;
+    }
+}
+
+/* Records outside the trace's bounds: after TRACE_END, before PROCESS_START
+ * (one problem however many records precede it), a second PROCESS_START. */
+static void check_order(struct gs_validate *v, const struct gs_record *r)
 {
     char nb[16];
-    int fields = 1; /* whether records.def's field checks apply to r */
-    v->unmatched_before = m->unmatched_frees;
-    if (r->type == GS_REC_TIMEBASE)
-        return 1;
-    /* The hot records of a trace in order (most of any trace): the checks
-     * that can fail, each a compare or a bit test; anything odd takes the
-     * general path below, which says what is wrong. */
-    if (__builtin_expect(v->have_proc && !v->have_end, 1)) {
-        switch (r->type) {
-        case GS_REC_FREE:
-            if (fast_free(v, r))
-                return 1;
-            break;
-        case GS_REC_FREE_EX:
-            if (fast_free_ex(v, r))
-                return 1;
-            break;
-        case GS_REC_ALLOC:
-            if (fast_alloc(v, r))
-                return 1;
-            break;
-        case GS_REC_ALLOC_EX:
-            if (fast_alloc_ex(v, r))
-                return 1;
-            break;
-        default:
-            break;
-        }
-    }
     if (v->have_end)
         gs_validate_problem(v, r, "%s record after TRACE_END", gs_rec_name(r->type, nb));
     if (!v->have_proc && r->type != GS_REC_PROCESS_START && !v->before_proc_noted) {
-        /* one problem however many records precede it */
         v->before_proc_noted = 1;
         gs_validate_problem(v, r, "%s record before PROCESS_START", gs_rec_name(r->type, nb));
     }
-    switch (r->type) {
-    case GS_REC_PROCESS_START:
+    if (r->type == GS_REC_PROCESS_START) {
         if (v->have_proc)
             gs_validate_problem(v, r, "a second PROCESS_START");
         v->have_proc = 1;
-        break;
-    case GS_REC_STACK: {
-        uint64_t id = r->u.stack.id, parent = r->u.stack.parent;
-        if (!id)
-            gs_validate_problem(v, r, "STACK id 0 (ids start at 1)");
-        else if (id <= v->max_stack)
-            gs_validate_problem(v, r, "STACK %" PRIu64 " defined again", id);
-        else if (id != v->max_stack + 1)
-            gs_validate_problem(v, r, "STACK %" PRIu64 " out of sequence (the next id is %" PRIu64
-                                ")", id, v->max_stack + 1);
-        else {
-            if (parent > v->max_stack)
-                gs_validate_problem(v, r, "STACK %" PRIu64 " names parent %" PRIu64
-                                    ", which is not defined before it", id, parent);
-            v->max_stack = id;
-        }
-        break;
     }
+    if (r->type == GS_REC_TRACE_END)
+        v->have_end = 1;
+}
+
+/* STACK ids come 1, 2, 3, ... each once, a parent before its children. */
+static void check_stack(struct gs_validate *v, const struct gs_record *r)
+{
+    uint64_t id = r->u.stack.id, parent = r->u.stack.parent;
+    if (!id)
+        gs_validate_problem(v, r, "STACK id 0 (ids start at 1)");
+    else if (id <= v->max_stack)
+        gs_validate_problem(v, r, "STACK %" PRIu64 " defined again", id);
+    else if (id != v->max_stack + 1)
+        gs_validate_problem(v, r, "STACK %" PRIu64 " out of sequence (the next id is %" PRIu64
+                            ")", id, v->max_stack + 1);
+    else {
+        if (parent > v->max_stack)
+            gs_validate_problem(v, r, "STACK %" PRIu64 " names parent %" PRIu64
+                                ", which is not defined before it", id, parent);
+        v->max_stack = id;
+    }
+}
+
+/* Definitions: stacks, threads, modules, Python code. -1 out of memory. */
+static int check_definition(struct gs_validate *v, const struct gs_record *r)
+{
+    switch (r->type) {
+    case GS_REC_STACK:
+        check_stack(v, r);
+        break;
     case GS_REC_THREAD_START:
         if (!r->u.thread.index)
             gs_validate_problem(v, r, "THREAD_START of thread 0 (0 means no thread)");
@@ -357,43 +357,63 @@ int gs_validate_pre(struct gs_validate *v, const struct gs_model *m, const struc
                                 r->u.unload.id);
         idset_del(&v->modules, r->u.unload.id);
         break;
-    case GS_REC_SCAN_BEGIN:
-        if (v->scan_open)
-            gs_validate_problem(v, r, "SCAN_BEGIN of scan %" PRIu64 " while scan %" PRIu64
-                                " is open", r->u.scan_begin.scan_id, v->scan_id);
-        v->scan_open = 1;
-        v->scan_id = r->u.scan_begin.scan_id;
-        break;
-    case GS_REC_SCAN_BLOCK:
-        /* a block of no scan, or of no class, is not checked further */
-        fields = 0;
-        if (!v->scan_open || r->u.scan_block.scan_id != v->scan_id)
-            gs_validate_problem(v, r, "SCAN_BLOCK of scan %" PRIu64 " outside that scan",
-                                r->u.scan_block.scan_id);
-        else if (r->u.scan_block.cls >= GS_CLASS__N)
-            gs_validate_problem(v, r, "SCAN_BLOCK of 0x%" PRIx64 " with class %" PRIu64
-                                " (classes are 0 to 3)", r->u.scan_block.addr, r->u.scan_block.cls);
-        else
-            fields = 1;
-        break;
-    case GS_REC_SCAN_END:
-        if (!v->scan_open || r->u.scan_end.scan_id != v->scan_id)
-            gs_validate_problem(v, r, "SCAN_END of scan %" PRIu64 " outside that scan",
-                                r->u.scan_end.scan_id);
-        v->scan_open = 0;
-        break;
     case GS_REC_PYCODE:
         /* a Python frame names its code object in 31 bits (GS_IP_PYFRAME) */
         if (r->u.pycode.id >= 1ull << 31)
             gs_validate_problem(v, r, "PYCODE id %" PRIu64 " is too large for a Python frame to "
                                 "name", r->u.pycode.id);
         break;
-    case GS_REC_TRACE_END:
-        v->have_end = 1;
-        break;
     default:
         break;
     }
+    return 0;
+}
+
+/* A scan's records nest: SCAN_BEGIN, its SCAN_BLOCKs, SCAN_END. Returns
+ * whether records.def's field checks apply to r (a block of no scan, or of
+ * no class, is not checked further). */
+static int check_scan(struct gs_validate *v, const struct gs_record *r)
+{
+    switch (r->type) {
+    case GS_REC_SCAN_BEGIN:
+        if (v->scan_open)
+            gs_validate_problem(v, r, "SCAN_BEGIN of scan %" PRIu64 " while scan %" PRIu64
+                                " is open", r->u.scan_begin.scan_id, v->scan_id);
+        v->scan_open = 1;
+        v->scan_id = r->u.scan_begin.scan_id;
+        return 1;
+    case GS_REC_SCAN_BLOCK:
+        if (!v->scan_open || r->u.scan_block.scan_id != v->scan_id) {
+            gs_validate_problem(v, r, "SCAN_BLOCK of scan %" PRIu64 " outside that scan",
+                                r->u.scan_block.scan_id);
+            return 0;
+        }
+        if (r->u.scan_block.cls >= GS_CLASS__N) {
+            gs_validate_problem(v, r, "SCAN_BLOCK of 0x%" PRIx64 " with class %" PRIu64
+                                " (classes are 0 to 3)", r->u.scan_block.addr, r->u.scan_block.cls);
+            return 0;
+        }
+        return 1;
+    case GS_REC_SCAN_END:
+        if (!v->scan_open || r->u.scan_end.scan_id != v->scan_id)
+            gs_validate_problem(v, r, "SCAN_END of scan %" PRIu64 " outside that scan",
+                                r->u.scan_end.scan_id);
+        v->scan_open = 0;
+        return 1;
+    default:
+        return 1;
+    }
+}
+
+int gs_validate_pre(struct gs_validate *v, const struct gs_model *m, const struct gs_record *r)
+{
+    v->unmatched_before = m->unmatched_frees;
+    if (r->type == GS_REC_TIMEBASE || fast_path(v, r))
+        return 1;
+    check_order(v, r);
+    if (check_definition(v, r))
+        return -1;
+    int fields = check_scan(v, r); /* whether records.def's field checks apply */
     int apply = !fields || check_fields(v, r);
     if (apply && r->type == GS_REC_REALLOC &&
         !gs_model_live_find(m, r->u.alloc.addr, GS_DOM_HOST))
