@@ -120,7 +120,9 @@ static void run_usage(FILE *f)
     fprintf(f,
             "usage: gcspy run [-o PATTERN] [--quiet] [--] CMD [ARGS...]\n\n"
             "Runs CMD with libgcspy.so preloaded; it writes a trace of every allocation\n"
-            "(see 'gcspy report'). The exit status is CMD's.\n\n"
+            "(see 'gcspy report'). The exit status is CMD's. No traced process prints its\n"
+            "summary on CMD's stderr (GCSPY_SUMMARY=none): gcspy run prints them when CMD\n"
+            "has ended.\n\n"
             "  -o, --output PATTERN  trace path pattern (sets GCSPY_OUTPUT)\n"
             "  -q, --quiet           print nothing on stderr (sets GCSPY_QUIET=1)\n"
             "  -h, --help            this text\n\n"
