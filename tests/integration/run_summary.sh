@@ -10,7 +10,8 @@
 #          prints one summary line per process that exited (pid, figures,
 #          trace), none for an image that exec'd, then the report command
 #          naming every trace; the program's exit status passes through;
-#          --quiet prints nothing
+#          --quiet prints nothing; a process killed by a signal: gcspy run
+#          ends by that signal, after a line saying the trace has no end
 #   reopen a program that closes 0-2 and opens three data files
 #          (tests/programs/shim_reopen.c): the data files hold their data
 #          only, whatever GCSPY_SUMMARY says, and under gcspy run
@@ -18,7 +19,7 @@ set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/lib.sh
 gs_init run_summary
-gs_need shim_reopen
+gs_need shim_reopen shim_exits
 
 # A shell whose child (another shell) has its stderr captured in child.err.
 tree() { # DIR [env...]
@@ -78,6 +79,15 @@ assert lines[-1] == 'gcspy: report (3 traces): gcspy report ' + ' '.join(traces)
 assert len(lines) == 3, lines
 print('run ok:', len(summary), 'summaries,', len(traces), 'traces')
 PY
+# a program that kills itself (tests/programs/shim_exits.c kill: after
+# several flush intervals): gcspy run ends by the same signal and says the
+# trace has no end and no scan
+D=$GS_T/runkill
+mkdir -p "$D"
+{ (cd "$D" && "$GS_CLI" run -- "$GS_PROGS/shim_exits" kill 2>"$D/run.err"); rc=$?; } 2>/dev/null
+[ $rc = 137 ] || fail "run kill: exit status $rc, expected 137 (SIGKILL)"
+grep -q "^gcspy: pid [0-9]*: the trace has no end (killed, _exit, or still running), so no leak scan; trace gcspy-shim_exits-[0-9]*\.trace$" \
+  "$D/run.err" || fail "run kill: no line for the killed process: $(cat "$D/run.err")"
 D=$GS_T/runq
 mkdir -p "$D"
 (cd "$D" && "$GS_CLI" run --quiet -- sh -c 'exit 0' 2>"$D/run.err") || fail "run --quiet: exit $?"
