@@ -424,6 +424,17 @@ static void noend(struct gs_tb *tb)
         gs_tb_alloc(tb, (uint64_t)(k + 1) * MS, 1, 0x10000 + (uint64_t)k * 0x1000, 100, 1);
 }
 
+/* The start both exec scenarios share: a shell image allocating 100 and
+ * 200 bytes at site_a. */
+static void shell_image(struct gs_tb *tb, uint64_t pid, const char *argv, size_t argv_len)
+{
+    proc(tb, pid, 1, argv, argv_len, 0);
+    modules(tb, 1000);
+    gs_tb_stack(tb, 1, 0, site_a());
+    gs_tb_alloc(tb, 1 * MS, 1, 0x10000, 100, 1);
+    gs_tb_alloc(tb, 2 * MS, 1, 0x11000, 200, 1);
+}
+
 /* exec: a shell's image that allocates three blocks, frees one and execs
  * /bin/true (EXEC last, no TRACE_END, as the shim leaves it): complete,
  * ended by exec with no scan (leak_status "exec"), exit how "exec", the
@@ -432,11 +443,7 @@ static void noend(struct gs_tb *tb)
 static void exec_end(struct gs_tb *tb)
 {
     static const char argv[] = "sh\0-c\0true";
-    proc(tb, 120, 1, argv, sizeof argv - 1, 0);
-    modules(tb, 1000);
-    gs_tb_stack(tb, 1, 0, site_a());
-    gs_tb_alloc(tb, 1 * MS, 1, 0x10000, 100, 1);
-    gs_tb_alloc(tb, 2 * MS, 1, 0x11000, 200, 1);
+    shell_image(tb, 120, argv, sizeof argv - 1);
     gs_tb_alloc(tb, 3 * MS, 1, 0x12000, 400, 1);
     gs_tb_free_rec(tb, 4 * MS, 0x12000);
     gs_tb_sample(tb, 5 * MS, 1 << 20, 0, 0, 0, 0, 0, 0, 0);
@@ -449,11 +456,7 @@ static void exec_end(struct gs_tb *tb)
 static void exec_failed(struct gs_tb *tb)
 {
     static const char argv[] = "sh\0-c\0nosuchcommand";
-    proc(tb, 121, 1, argv, sizeof argv - 1, 0);
-    modules(tb, 1000);
-    gs_tb_stack(tb, 1, 0, site_a());
-    gs_tb_alloc(tb, 1 * MS, 1, 0x10000, 100, 1);
-    gs_tb_alloc(tb, 2 * MS, 1, 0x11000, 200, 1);
+    shell_image(tb, 121, argv, sizeof argv - 1);
     gs_tb_exec(tb, 3 * MS, "/usr/bin/nosuchcommand");
     gs_tb_alloc(tb, 4 * MS, 1, 0x12000, 400, 1);
 }
