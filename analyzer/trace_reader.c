@@ -274,8 +274,8 @@ int gs_reader_seek_last_chunk(struct gs_reader *r)
         last_seq = seq++;
         off += GS_CHUNK_HDR_SIZE + gs_le32(h + 8);
     }
-    if (last == UINT64_MAX)
-        return 0;
+    if (last == UINT64_MAX || (last == r->off && !r->in_chunk))
+        return 0; /* no whole chunk after this one, or there already */
     if (lseek(r->fd, (off_t)last, SEEK_SET) < 0)
         return -1;
     r->off = last;
