@@ -125,8 +125,15 @@ grep -qF "; no leak scan in the trace, allowed" "$T/chk.out" || fail "noend allo
 chk 0 "$T/exec.trace"
 chk 1 "$T/exec_failed.trace"
 chk 0 "$T/leaks.trace" --max-leak-bytes 2M --max-device-leak-bytes 2M
-chk 1 "$T/noend.trace" "$T/exec.trace" --junit "$T/j.xml"
+chk 1 "$T/noend.trace" "$T/exec.trace" --junit "$T/j.xml" --json "$T/v.json"
 grep -c '<failure type="gcspy.no-scan"' "$T/j.xml" | grep -qx 1 || fail "junit: not one gcspy.no-scan failure"
+$PY - "$T/v.json" <<'X' || fail "check --json: no-scan verdicts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = [(p['leak_status'], p['verdict']['status'], p['verdict']['no_scan']) for p in d['processes']]
+assert v == [('no-scan', 'fail', True), ('exec', 'pass', False)], v
+assert d['totals']['no_scan'] == 1 and d['totals']['ended_by_exec'] == 1, d['totals']
+X
 
 [ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "analyzer golden: all checks passed"
