@@ -30,6 +30,7 @@
  * a data file there must not find the summary appended to its data.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@
 #include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -145,6 +147,34 @@ static void on_exit_cb(int status, void *arg)
 static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
+static void on_orphaned(int status);
+
+/* An allocator preloaded before libgcspy.so (jemalloc, tcmalloc, LSan or
+ * ASan first in LD_PRELOAD) defines malloc ahead of ours: the program's
+ * calls never reach gcspy, and the trace would say 0 allocations as if that
+ * were the truth. Say so in one line. Ours is the malloc found in our own
+ * module's scope; the program's is the global one. (Once, at start: the
+ * dlopen with RTLD_NOLOAD only takes and gives back a reference.) */
+static void check_malloc_is_ours(void)
+{
+    Dl_info self, theirs;
+    if (!dladdr((void *)check_malloc_is_ours, &self) || !self.dli_fname || !self.dli_fname[0])
+        return;
+    void *h = dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return; /* not a shared object (the unit tests link the core in) */
+    void *ours = dlsym(h, "malloc"), *global = dlsym(RTLD_DEFAULT, "malloc");
+    dlclose(h);
+    if (!ours || !global || ours == global || !dladdr(ours, &self) || self.dli_fbase == NULL)
+        return;
+    if (!dladdr(global, &theirs))
+        theirs.dli_fname = NULL;
+    if (theirs.dli_fbase == self.dli_fbase)
+        return;
+    gs_log("malloc is %s's, not gcspy's (it was loaded before libgcspy.so): no allocation "
+           "reaches gcspy; put libgcspy.so first in LD_PRELOAD",
+           theirs.dli_fname && theirs.dli_fname[0] ? theirs.dli_fname : "the program");
+}
 
 /* ---- who prints the exit summary, and where ---- */
 
@@ -212,6 +242,7 @@ int gs_core_start(void)
     gs_tls.in_hook = 1;
     gs_writer_set_stop_record(gs_emit_stopped);
     gs_daemon_init();
+    gs_daemon_set_orphaned(on_orphaned);
     int rc = gs_writer_open();
     if (rc == 0)
         rc = gs_writer_start();
@@ -219,6 +250,7 @@ int gs_core_start(void)
     if (rc == 0 && !registered) {
         registered = 1;
         summary_init(0);
+        check_malloc_is_ours();
         pthread_atfork(fork_prepare, fork_parent, fork_child);
         on_exit(on_exit_cb, NULL);
         if (gs_scan_init())
@@ -280,6 +312,25 @@ void gs_core_exit(int status, int scan)
            (unsigned long long)allocs, h1, (unsigned long long)live_blocks, h2);
     if (gs_writer_path()[0])
         gs_log("trace: %s  (report: gcspy report %s)", gs_writer_path(), gs_writer_path());
+}
+
+/* No program thread is left (daemon.c's tick saw it): main ended with
+ * pthread_exit() or a raw exit system call, and any workers have ended.
+ * Without gcspy the process would have ended with its last thread; it ends
+ * now with the writer, which runs this. The trace is ended as exit would,
+ * but without the exit scan: the ended main thread stays in the thread list
+ * as a zombie that no stop signal reaches, and the scanner would wait its
+ * 3 s for it and give up. Then the writer ends: its return
+ * lets glibc, counting it as the last thread, call exit(0) after main's
+ * pthread_exit (the program's exit handlers run, as they would have), and
+ * after a raw exit the process's status is the status of its last thread,
+ * so a nonzero one is passed on by ending this thread with it. */
+static void on_orphaned(int status)
+{
+    gs_tls.in_hook = 1;
+    gs_core_exit(status, 0);
+    if (status)
+        syscall(SYS_exit, status);
 }
 
 /* ---- exec ---- */
