@@ -148,6 +148,7 @@ void gs_options_load(char **envp)
 {
     const char *v;
     int secure = getauxval(AT_SECURE) != 0;
+    gs_log_bind();
     /* Quiet first: it silences the warnings about the other options. */
     parse_BOOL("0", &gs_opt.quiet);
     if (!secure && (v = gs_env_get(envp, "GCSPY_QUIET")))

@@ -745,6 +745,7 @@ static void stderr_capture(struct captured *c)
     cr_assert_geq(c->fd, 0);
     c->saved = dup(2);
     dup2(c->fd, 2);
+    gs_log_bind(); /* gcspy writes only to the stderr it was given */
 }
 
 /* Restores stderr; what was written is in buf (NUL-ended); returns its length. */
@@ -752,6 +753,7 @@ static ssize_t stderr_release(struct captured *c, char *buf, size_t len)
 {
     dup2(c->saved, 2);
     close(c->saved);
+    gs_log_bind();
     ssize_t n = pread(c->fd, buf, len - 1, 0);
     close(c->fd);
     unlink(c->path);
