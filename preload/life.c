@@ -31,6 +31,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -44,6 +45,7 @@
 
 #include "core.h"
 #include "daemon.h"
+#include "elfsym.h"
 #include "emit.h"
 #include "life.h"
 #include "mem.h"
@@ -152,25 +154,45 @@ static void on_orphaned(int status);
 /* An allocator preloaded before libgcspy.so (jemalloc, tcmalloc, LSan or
  * ASan first in LD_PRELOAD) defines malloc ahead of ours: the program's
  * calls never reach gcspy, and the trace would say 0 allocations as if that
- * were the truth. Say so in one line. Ours is the malloc found in our own
- * module's scope; the program's is the global one. (Once, at start: the
- * dlopen with RTLD_NOLOAD only takes and gives back a reference.) */
+ * were the truth. Say so in one line. The program's calls bind to the first
+ * module in load order that defines malloc (dlsym(RTLD_DEFAULT) is no
+ * answer: in an executable that takes malloc's address it returns the
+ * executable's own PLT entry); gs_elf_find names the first one other than
+ * libgcspy, which wins when it comes before libgcspy. */
+struct load_order {
+    uintptr_t addr[2];
+    int index[2], n;
+};
+
+static int order_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct load_order *o = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        for (int k = 0; k < 2; k++)
+            if (o->index[k] < 0 && o->addr[k] >= lo && o->addr[k] < hi)
+                o->index[k] = o->n;
+    }
+    o->n++;
+    return 0;
+}
+
 static void check_malloc_is_ours(void)
 {
-    Dl_info self, theirs;
-    if (!dladdr((void *)check_malloc_is_ours, &self) || !self.dli_fname || !self.dli_fname[0])
+    void *other = gs_elf_find("malloc");
+    if (!other)
         return;
-    void *h = dlopen(self.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
-    if (!h)
-        return; /* not a shared object (the unit tests link the core in) */
-    void *ours = dlsym(h, "malloc"), *global = dlsym(RTLD_DEFAULT, "malloc");
-    dlclose(h);
-    if (!ours || !global || ours == global || !dladdr(ours, &self) || self.dli_fbase == NULL)
+    struct load_order o = {{(uintptr_t)other, (uintptr_t)check_malloc_is_ours}, {-1, -1}, 0};
+    dl_iterate_phdr(order_cb, &o);
+    if (o.index[0] < 0 || o.index[1] < 0 || o.index[0] > o.index[1])
         return;
-    if (!dladdr(global, &theirs))
+    Dl_info theirs;
+    if (!dladdr(other, &theirs))
         theirs.dli_fname = NULL;
-    if (theirs.dli_fbase == self.dli_fbase)
-        return;
     gs_log("malloc is %s's, not gcspy's (it was loaded before libgcspy.so): no allocation "
            "reaches gcspy; put libgcspy.so first in LD_PRELOAD",
            theirs.dli_fname && theirs.dli_fname[0] ? theirs.dli_fname : "the program");
