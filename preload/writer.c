@@ -100,6 +100,8 @@ static uint64_t file_off;       /* bytes written: where the next write goes */
 static uint32_t chunk_seq;
 static char path[4096];
 static char abs_path[4096 + 4096]; /* for opening it again ("" if unknown) */
+static int fd_transient;        /* held only while writing (place_fd) */
+static int have_file;           /* a trace file was made and not closed for good */
 static struct gs_buf *deferred; /* shard buffers queued after a round's meta detach */
 static ZSTD_CCtx *cctx;
 static uint8_t *raw, *comp;
@@ -302,11 +304,18 @@ static void expand_pattern(char *out, size_t len)
  * allows: F_DUPFD needs the soft limit raised for that moment, which happens
  * at start or in a fork child, before the program's threads run (or while
  * they run: an open() of theirs then may only succeed where it would have
- * failed). Otherwise the highest free number below it. */
+ * failed). Otherwise the highest free number below it; and when that limit
+ * is a small one (below FD_SETSIZE, 1024: a program squeezed on purpose,
+ * prlimit --nofile=4), every descriptor may be one the program needs, so
+ * the trace is held only while it is written (fd_transient: closed after
+ * each flush round, opened again by reopen_trace for the next), at the
+ * cost of a failed write, and tracing stopped with one line, when the
+ * program holds all of them at that moment. */
 static int place_fd(int f)
 {
     struct rlimit rl;
     int to = -1;
+    fd_transient = 0;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
         rl.rlim_cur >= 4 && rl.rlim_cur < (1u << 20)) {
         if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > rl.rlim_cur) {
@@ -317,6 +326,7 @@ static int place_fd(int f)
                 setrlimit(RLIMIT_NOFILE, &rl);
             }
         }
+        fd_transient = to < 0 && rl.rlim_cur < 1024;
         for (int n = (int)rl.rlim_cur - 1; to < 0 && n >= 3 && n >= (int)rl.rlim_cur - 64; n--)
             to = fcntl(f, F_DUPFD_CLOEXEC, n);
     }
@@ -482,6 +492,7 @@ int gs_writer_open(void)
     file_ino = st.st_ino;
     file_off = 0;
     fd = place_fd(fd);
+    have_file = 1;
     remember_path();
     uint8_t hdr[GS_FILE_HDR_SIZE];
     gs_file_header(hdr, GS_FILE_F_ZSTD);
@@ -491,6 +502,8 @@ int gs_writer_open(void)
         gs_fail("writing the trace header", errno);
         return -1;
     }
+    if (fd_transient)
+        close_trace();
     return 0;
 }
 
@@ -558,7 +571,7 @@ static int write_list(struct gs_buf *l, size_t *fill)
     int rc = 0;
     while (l) {
         struct gs_buf *next = l->next;
-        if (rc == 0 && fd >= 0 && !write_failed && !chunk_lost && l->len) {
+        if (rc == 0 && have_file && !write_failed && !chunk_lost && l->len) {
             if (*fill + l->len > GS_CHUNK_TARGET) {
                 rc = emit_chunk(*fill);
                 *fill = 0;
@@ -613,8 +626,10 @@ static void flush_round(void)
     size_t fill = 0;
     write_list(sort_by_seq(metas), &fill);
     write_list(sort_by_seq(shards), &fill);
-    if (fd >= 0 && !write_failed && !chunk_lost)
+    if (have_file && !write_failed && !chunk_lost)
         emit_chunk(fill);
+    if (fd_transient)
+        close_trace(); /* fd stays -1 for the next round's reopen_trace */
     atomic_fetch_add(&drain_word, 1);
     futex_wake(&drain_word);
 }
@@ -653,7 +668,7 @@ void gs_writer_wake(void)
  * Caller holds writer_mu. */
 static void end_stopped(void)
 {
-    if (fd < 0)
+    if (!have_file)
         return;
     if (!write_failed && !chunk_lost) {
         flush_round();
@@ -666,6 +681,7 @@ static void end_stopped(void)
         emit_chunk((size_t)(e - raw)); /* may fail too: then nothing */
     }
     close_trace();
+    have_file = 0;
 }
 
 static void *writer_main(void *arg)
@@ -790,13 +806,14 @@ int gs_writer_close(const uint8_t *tail, size_t tail_len)
         return -1;
     }
     /* The tail (PROCESS_EXIT, TRACE_END) goes last, in a chunk of its own. */
-    if (fd >= 0 && !write_failed && tail_len <= GS_CHUNK_TARGET) {
+    if (have_file && !write_failed && tail_len <= GS_CHUNK_TARGET) {
         struct gs_enc_state st;
         size_t tb = (size_t)(gs_rec_timebase(raw, &st, gs_now()) - raw);
         memcpy(raw + tb, tail, tail_len);
         rc = emit_chunk(tb + tail_len);
     }
     close_trace();
+    have_file = 0;
     pthread_mutex_unlock(&writer_mu);
     return rc;
 }
@@ -848,6 +865,7 @@ void gs_writer_atfork_child(void)
     }
     atomic_store(&pending_bytes, 0);
     close_trace(); /* the parent's; unless the program made the number its own */
+    have_file = 0;
     write_failed = 0;
     chunk_lost = 0;
     atomic_store(&failed_once, 0);

@@ -21,6 +21,11 @@
 #   nofile      prlimit --nofile=4:64: the program's one open succeeds (the
 #               trace took descriptor 3); the exit scan, which cannot open
 #               /proc/self/maps, says so (it used to say "out of memory").
+#               prlimit --nofile=4 (soft and hard): the open succeeds too;
+#               gcspy holds its file only while writing, and says in one
+#               line that the trace stops when the program holds every
+#               descriptor. closerange under --nofile=5: the whole trace,
+#               502 definite leaks, own.dat untouched.
 #   fsize       ulimit -f 1 with the whole trace written at exit (flush
 #               interval of an hour): status 0 (it used to be killed by
 #               SIGXFSZ, 153) and one line "File too large"; the trace has
@@ -97,6 +102,17 @@ RUN_PRE="prlimit --nofile=4:64" run nofile -- nofile
 grep -q 'out of memory' "$GS_DIR/err" && fail "nofile: $(grep 'out of memory' "$GS_DIR/err")"
 grep -qx 'gcspy: scan skipped: /proc/self/maps cannot be read (Too many open files)' "$GS_DIR/err" ||
   fail "nofile: no line naming why the scan was skipped: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
+
+RUN_PRE="prlimit --nofile=4" run nofile4 -- nofile
+[ "$GS_RC" = 0 ] || fail "nofile=4: the program's open failed (status $GS_RC)"
+grep -q '^gcspy: writing trace .* failed: Too many open files; tracing stopped, the program runs on$' "$GS_DIR/err" ||
+  fail "nofile=4: no line saying why the trace stops: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
+RUN_PRE="prlimit --nofile=5" run closerange5 -- closerange
+[ "$GS_RC" = 0 ] || fail "closerange, nofile=5: status $GS_RC"
+has own.dat OWNDAT 6 || fail "closerange, nofile=5: own.dat has $(wc -c <"$GS_DIR/own.dat") bytes"
+"$COUNT" --size 5000 5250 "$(gs_traces)" >"$GS_DIR/c" 2>&1 || fail "closerange, nofile=5: trace check: $(grep -m3 -E '^error|complete' "$GS_DIR/c" | tr '\n' ';')"
+[ "$(kv "$GS_DIR/c" sel_allocs)/$(kv "$GS_DIR/c" last_scan_definite)" = 502/502 ] ||
+  fail "closerange, nofile=5: $(kv "$GS_DIR/c" sel_allocs) allocations, $(kv "$GS_DIR/c" last_scan_definite) definite; expected 502, 502"
 
 RUN_PRE="prlimit --fsize=1024" run fsize1 GCSPY_FLUSH_MS=3600000 -- big 2000
 [ "$GS_RC" = 0 ] || fail "fsize 1 KiB: status $GS_RC (153: SIGXFSZ)"
