@@ -10,6 +10,9 @@
 #               say no leak); valgrind, where installed, says the same 502.
 #   dup2        the program dup2s own.dat onto the trace's own number (after
 #               raising its descriptor limit): the same.
+#   pyclose     python3 runs os.closerange(3, 65536) and writes own.dat:
+#               the file holds its 6 bytes, the trace is complete and
+#               consistent.
 #   stdout      started with stdout closed, the program's write(1) fails
 #               (status 3) as without gcspy (the trace took descriptor 1).
 #   std         the program closes 0-2 and opens three data files: each
@@ -74,6 +77,19 @@ if command -v valgrind >/dev/null; then
   [ "$vg" = 502 ] || fail "valgrind says $vg definite blocks, gcspy 502"
   echo "figure: valgrind: $vg blocks definitely lost"
 fi
+
+# Python's os.closerange(3, 65536), then a file of its own
+GS_DIR=$GS_T/pyclose; mkdir -p "$GS_DIR"
+(cd "$GS_DIR" && timeout 60 env LD_PRELOAD="$GS_LIB" GCSPY_OUTPUT="$GS_DIR/%e-%p.trace" GCSPY_QUIET=1 \
+  "$GS_PY" -c 'import os, time
+x = [bytes(1000) for i in range(2000)]
+time.sleep(0.3)
+os.closerange(3, 65536)
+with open("own.dat", "w") as f:
+    f.write("OWNDAT")
+y = [bytes(1000) for i in range(2000)]' 2>err) || fail "pyclose: status $?"
+has own.dat OWNDAT 6 || fail "pyclose: own.dat has $(wc -c <"$GS_DIR/own.dat") bytes"
+gs_one_trace && gs_check "$GS_DUMP"
 
 GS_DIR=$GS_T/stdout; mkdir -p "$GS_DIR"
 GS_RC=$(timeout 10 env LD_PRELOAD="$GS_LIB" GCSPY_OUTPUT="$GS_DIR/%e-%p.trace" "$P" stdout >&- 2>"$GS_DIR/err"; echo $?)
