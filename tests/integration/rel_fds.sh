@@ -45,23 +45,10 @@ P=$GS_PROGS/rel_fds
 COUNT=$GS_PROGS/rel_tracecount
 kv() { sed -n "s/^$2=//p" "$1" | head -1; }
 
-# run NAME [ENV=V...] -- ARGS: the program under the shim, in $GS_T/NAME,
-# stderr in err; status in GS_RC. RUN_PRE: a command before env (prlimit).
-run() {
-  local name=$1; shift
-  local envs=()
-  while [ "$1" != -- ]; do envs+=("$1"); shift; done
-  shift
-  GS_DIR=$GS_T/$name
-  rm -rf "$GS_DIR"; mkdir -p "$GS_DIR"
-  GS_RC=$(cd "$GS_DIR" && { ${RUN_PRE:-} timeout -s KILL 60 env LD_PRELOAD="$GS_LIB" \
-      GCSPY_OUTPUT="$GS_DIR/%e-%p.trace" GCSPY_QUIET=0 "${envs[@]}" "$P" "$@" \
-      >out 2>err; echo $?; } 2>/dev/null)
-}
 has() { [ "$(cat "$GS_DIR/$1" 2>/dev/null)" = "$2" ] && [ "$(wc -c <"$GS_DIR/$1")" = "$3" ]; }
 
 for mode in closerange dup2; do
-  run "$mode" -- "$mode"
+  GCSPY_QUIET=0 gs_run_here "$mode" "$P" "$mode"
   [ "$GS_RC" = 0 ] || fail "$mode: status $GS_RC"
   has own.dat OWNDAT 6 || fail "$mode: own.dat has $(wc -c <"$GS_DIR/own.dat") bytes: $(head -c 8 "$GS_DIR/own.dat" | od -c | head -1)"
   "$COUNT" --size 5000 5250 "$(gs_traces)" >"$GS_DIR/c" 2>&1 ||
@@ -96,13 +83,13 @@ GS_RC=$(timeout 10 env LD_PRELOAD="$GS_LIB" GCSPY_OUTPUT="$GS_DIR/%e-%p.trace" "
 plain=$(timeout 10 "$P" stdout >&-; echo $?)
 [ "$GS_RC" = 3 ] && [ "$plain" = 3 ] || fail "stdout closed: status $GS_RC under gcspy, $plain without (3: write(1) failed)"
 
-run std -- std
+GCSPY_QUIET=0 gs_run_here std "$P" std
 [ "$GS_RC" = 0 ] || fail "std: status $GS_RC"
 for f in d0 d1 d2; do
   has $f data 5 || fail "std: $f holds $(wc -c <"$GS_DIR/$f") bytes: $(tr '\n' '|' <"$GS_DIR/$f" | head -c 80)"
 done
 
-run exec -- exec
+GCSPY_QUIET=0 gs_run_here exec "$P" exec
 [ "$GS_RC" = 0 ] || fail "exec: status $GS_RC"
 has child.out child 6 || fail "exec: child.out holds $(wc -c <"$GS_DIR/child.out") bytes"
 first=$(grep -l . /dev/null $(gs_traces) | while read -r t; do "$GS_CLI" dump "$t" 2>/dev/null | grep -q '^exec ' && echo "$t"; done | head -1)
@@ -113,29 +100,29 @@ else
   [ "$(kv "$GS_DIR/c" sel_allocs)" = 10 ] || fail "exec: the child's trace has $(kv "$GS_DIR/c" sel_allocs) of its 10 blocks"
 fi
 
-RUN_PRE="prlimit --nofile=4:64" run nofile -- nofile
+GS_WRAP="prlimit --nofile=4:64" GCSPY_QUIET=0 gs_run_here nofile "$P" nofile
 [ "$GS_RC" = 0 ] || fail "nofile: the program's open failed under --nofile=4:64 (status $GS_RC)"
 grep -q 'out of memory' "$GS_DIR/err" && fail "nofile: $(grep 'out of memory' "$GS_DIR/err")"
 grep -qx 'gcspy: scan skipped: /proc/self/maps cannot be read (Too many open files)' "$GS_DIR/err" ||
   fail "nofile: no line naming why the scan was skipped: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
 
-RUN_PRE="prlimit --nofile=4" run nofile4 -- nofile
+GS_WRAP="prlimit --nofile=4" GCSPY_QUIET=0 gs_run_here nofile4 "$P" nofile
 [ "$GS_RC" = 0 ] || fail "nofile=4: the program's open failed (status $GS_RC)"
 grep -q '^gcspy: writing trace .* failed: Too many open files; tracing stopped, the program runs on$' "$GS_DIR/err" ||
   fail "nofile=4: no line saying why the trace stops: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
-RUN_PRE="prlimit --nofile=5" run closerange5 -- closerange
+GS_WRAP="prlimit --nofile=5" gs_run_here closerange5 "$P" closerange
 [ "$GS_RC" = 0 ] || fail "closerange, nofile=5: status $GS_RC"
 has own.dat OWNDAT 6 || fail "closerange, nofile=5: own.dat has $(wc -c <"$GS_DIR/own.dat") bytes"
 "$COUNT" --size 5000 5250 "$(gs_traces)" >"$GS_DIR/c" 2>&1 || fail "closerange, nofile=5: trace check: $(grep -m3 -E '^error|complete' "$GS_DIR/c" | tr '\n' ';')"
 [ "$(kv "$GS_DIR/c" sel_allocs)/$(kv "$GS_DIR/c" last_scan_definite)" = 502/502 ] ||
   fail "closerange, nofile=5: $(kv "$GS_DIR/c" sel_allocs) allocations, $(kv "$GS_DIR/c" last_scan_definite) definite; expected 502, 502"
 
-RUN_PRE="prlimit --fsize=1024" run fsize1 GCSPY_FLUSH_MS=3600000 -- big 2000
+GS_WRAP="prlimit --fsize=1024" GCSPY_FLUSH_MS=3600000 GCSPY_QUIET=0 gs_run_here fsize1 "$P" big 2000
 [ "$GS_RC" = 0 ] || fail "fsize 1 KiB: status $GS_RC (153: SIGXFSZ)"
 n=$(grep -c '^gcspy: writing trace .* failed: File too large; tracing stopped, the program runs on$' "$GS_DIR/err")
 [ "$n" = 1 ] || fail "fsize 1 KiB: $n 'File too large' lines: $(head -3 "$GS_DIR/err" | tr '\n' '|')"
 [ "$(wc -c <"$(gs_traces)")" = 32 ] || fail "fsize 1 KiB: the trace has $(wc -c <"$(gs_traces)") bytes, expected its 32-byte header alone"
-RUN_PRE="prlimit --fsize=65536" run fsize64 -- big 200000
+GS_WRAP="prlimit --fsize=65536" GCSPY_QUIET=0 gs_run_here fsize64 "$P" big 200000
 [ "$GS_RC" = 0 ] || fail "fsize 64 KiB: status $GS_RC (153: SIGXFSZ)"
 [ "$(grep -c 'File too large' "$GS_DIR/err")" = 1 ] || fail "fsize 64 KiB: $(head -3 "$GS_DIR/err" | tr '\n' '|')"
 sz=$(wc -c <"$(gs_traces)")

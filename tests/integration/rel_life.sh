@@ -36,28 +36,12 @@ P=$GS_PROGS/rel_endings
 COUNT=$GS_PROGS/rel_tracecount
 kv() { sed -n "s/^$2=//p" "$1" | head -1; }
 
-# run NAME ENV... -- ARGS: the program under the shim, SIGKILL after 10 s.
-run() {
-  runp "$GS_LIB" "$@"
-}
-runp() {
-  local pre=$1; shift
-  local name=$1; shift
-  local envs=()
-  while [ "$1" != -- ]; do envs+=("$1"); shift; done
-  shift
-  GS_DIR=$GS_T/$name
-  rm -rf "$GS_DIR"; mkdir -p "$GS_DIR"
-  GS_RC=$( { timeout -s KILL 10 env LD_PRELOAD="$pre" GCSPY_OUTPUT="$GS_DIR/%e-%p.trace" \
-    GCSPY_QUIET=0 "${envs[@]}" "$P" "$@" >"$GS_DIR/out" 2>"$GS_DIR/err"; echo $?; } 2>/dev/null)
-}
-
 for m in pthread_exit:0 worker:0 rawexit:7 seccomp:0; do
   mode=${m%:*} want=${m#*:}
   plain=$( { timeout -s KILL 10 "$P" "$mode"; echo $?; } 2>/dev/null)
   [ "$plain" = "$want" ] || fail "$mode: status $plain without gcspy, expected $want"
   start=$(date +%s%N)
-  run "$mode" -- "$mode"
+  GCSPY_QUIET=0 GS_TIMEOUT=10 gs_run_here "$mode" "$P" "$mode"
   ms=$(( ($(date +%s%N) - start) / 1000000 ))
   [ "$GS_RC" = "$want" ] || { fail "$mode: status $GS_RC under gcspy, $want without (137: still alive after 10 s)"; continue; }
   "$COUNT" --size 4000 4099 "$(gs_traces)" >"$GS_DIR/c" 2>&1 ||
@@ -71,16 +55,17 @@ for m in pthread_exit:0 worker:0 rawexit:7 seccomp:0; do
 done
 
 for sig in 11 7 8 4 6 5 31 9 19; do
-  run "segv$sig" GCSPY_SCAN_SIGNAL=$sig -- segv
+  GCSPY_SCAN_SIGNAL=$sig GCSPY_QUIET=0 GS_TIMEOUT=10 gs_run_here "segv$sig" "$P" segv
   [ "$GS_RC" = 139 ] || fail "GCSPY_SCAN_SIGNAL=$sig: a faulting program ended with $GS_RC, expected 139 (SIGSEGV)"
   grep -qx "gcspy: ignoring GCSPY_SCAN_SIGNAL=$sig: signal $sig is the program's own (a fault, abort, SIGKILL or SIGSTOP); no scan signal" "$GS_DIR/err" ||
     fail "GCSPY_SCAN_SIGNAL=$sig: no refusal line: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
 done
-run segv12 GCSPY_SCAN_SIGNAL=12 -- segv
+GCSPY_SCAN_SIGNAL=12 GCSPY_QUIET=0 GS_TIMEOUT=10 gs_run_here segv12 "$P" segv
 [ "$GS_RC" = 139 ] || fail "GCSPY_SCAN_SIGNAL=12: status $GS_RC, expected 139"
 grep -q 'ignoring' "$GS_DIR/err" && fail "GCSPY_SCAN_SIGNAL=12 refused: $(head -1 "$GS_DIR/err")"
 
-run options GCSPY_DEPTH=0 GCSPY_SCAN_MODE=xyz GCSPY_FLUSH_MS=5 GCSPY_SCAN_SIGNAL=65 -- rawexit
+GCSPY_DEPTH=0 GCSPY_SCAN_MODE=xyz GCSPY_FLUSH_MS=5 GCSPY_SCAN_SIGNAL=65 GCSPY_QUIET=0 GS_TIMEOUT=10 \
+  gs_run_here options "$P" rawexit
 [ "$GS_RC" = 7 ] || fail "options: status $GS_RC, expected 7"
 grep '^gcspy: ignoring' "$GS_DIR/err" >"$GS_DIR/lines"
 cat >"$GS_DIR/want" <<'W'
@@ -92,17 +77,17 @@ W
 diff "$GS_DIR/want" "$GS_DIR/lines" >/dev/null || fail "options: refusal lines: $(tr '\n' '|' <"$GS_DIR/lines")"
 depth=$("$GS_CLI" dump "$(gs_traces)" | sed -n 's/^process .* depth=\([0-9]*\).*/\1/p')
 [ "$depth" = 64 ] || fail "options: GCSPY_DEPTH=0 gave depth '$depth', expected the default 64"
-run depth257 GCSPY_DEPTH=257 -- rawexit
+GCSPY_DEPTH=257 GCSPY_QUIET=0 GS_TIMEOUT=10 gs_run_here depth257 "$P" rawexit
 grep -qx 'gcspy: ignoring GCSPY_DEPTH=257: not a valid value (1 to 256; default 64)' "$GS_DIR/err" ||
   fail "GCSPY_DEPTH=257 accepted: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
 
 PRE=$GS_PROGS/rel_premalloc.so
 line="gcspy: malloc is $PRE's, not gcspy's (it was loaded before libgcspy.so): no allocation reaches gcspy; put libgcspy.so first in LD_PRELOAD"
-runp "$PRE:$GS_LIB" premalloc_first -- exit
+GS_PRELOAD="$PRE:$GS_LIB" GCSPY_QUIET=0 gs_run_here premalloc_first "$P" exit
 [ "$GS_RC" = 0 ] || fail "premalloc first: status $GS_RC, expected 0"
 [ "$(grep -c 'not gcspy' "$GS_DIR/err")" = 1 ] && grep -qxF "$line" "$GS_DIR/err" ||
   fail "premalloc first: expected the line naming it: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
-runp "$GS_LIB:$PRE" premalloc_second -- exit
+GS_PRELOAD="$GS_LIB:$PRE" GCSPY_QUIET=0 gs_run_here premalloc_second "$P" exit
 [ "$GS_RC" = 0 ] || fail "premalloc second: status $GS_RC, expected 0"
 grep -q 'not gcspy' "$GS_DIR/err" && fail "premalloc second: $(grep 'not gcspy' "$GS_DIR/err")"
 "$COUNT" --size 4000 4099 "$(gs_traces)" >"$GS_DIR/c" 2>&1 || fail "premalloc second: trace check"
@@ -114,7 +99,7 @@ env LD_PRELOAD="$GS_LIB" GCSPY_OUTPUT="$GS_T/py-%p.trace" GCSPY_QUIET=0 "$GS_PY"
 grep -q 'not gcspy' "$GS_T/py.err" && fail "python3: $(grep 'not gcspy' "$GS_T/py.err")"
 LSAN=$(ls /usr/lib/x86_64-linux-gnu/liblsan.so.0 2>/dev/null)
 if [ -n "$LSAN" ]; then
-  LSAN_OPTIONS=detect_leaks=0 runp "$LSAN:$GS_LIB" lsan_first -- exit
+  LSAN_OPTIONS=detect_leaks=0 GS_PRELOAD="$LSAN:$GS_LIB" GCSPY_QUIET=0 gs_run_here lsan_first "$P" exit
   [ "$GS_RC" = 0 ] || fail "liblsan first: status $GS_RC, expected 0"
   grep -qxF "gcspy: malloc is $LSAN's, not gcspy's (it was loaded before libgcspy.so): no allocation reaches gcspy; put libgcspy.so first in LD_PRELOAD" "$GS_DIR/err" ||
     fail "liblsan first: no line naming it: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
