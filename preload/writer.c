@@ -44,9 +44,11 @@
  * written only if that is the same file (at the offset gcspy has reached);
  * otherwise tracing stops with one line. A descriptor that is no longer the
  * trace is never written to or closed: it is the program's. Writes never
- * pass RLIMIT_FSIZE either: the kernel's SIGXFSZ is sent to the process
- * (any thread that does not block it), so a write that would exceed the
- * limit is not made and counts as failed (EFBIG).
+ * pass RLIMIT_FSIZE either: the kernel answers one with SIGXFSZ to the
+ * writing thread, which kills the process by default when that thread is
+ * the program's (the flushes at exit and exec run there; the writer thread
+ * blocks it), so a write that would exceed the limit is not made and
+ * counts as failed (EFBIG), on whatever thread.
  *
  * Backpressure: when more than GS_PENDING_MAX bytes wait for the writer, a
  * thread starting a new buffer waits, with its stream lock released, until
@@ -373,7 +375,8 @@ static int write_all(const void *p, size_t n)
     if (!fd_is_trace() && reopen_trace())
         return -1;
     /* The kernel answers a write past RLIMIT_FSIZE with SIGXFSZ to the
-     * process (it kills, by default): such a write is never made. */
+     * writing thread (it kills, by default, on a program thread): such a
+     * write is never made. */
     struct rlimit fl;
     if (getrlimit(RLIMIT_FSIZE, &fl) == 0 && fl.rlim_cur != RLIM_INFINITY &&
         file_off + n > (uint64_t)fl.rlim_cur) {
