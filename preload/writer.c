@@ -301,41 +301,47 @@ static void expand_pattern(char *out, size_t len)
 }
 
 /* Moves a new descriptor of the trace out of the program's way (see the
- * top): returns the new number (the old one closed) or fd itself when no
+ * top): returns the new number (the old one closed) or f itself when no
  * better one is free. Above the soft RLIMIT_NOFILE when the hard limit
  * allows: F_DUPFD needs the soft limit raised for that moment, which happens
  * at start or in a fork child, before the program's threads run (or while
  * they run: an open() of theirs then may only succeed where it would have
- * failed). Otherwise the highest free number below it; and when that limit
- * is a small one (below FD_SETSIZE, 1024: a program squeezed on purpose,
- * prlimit --nofile=4), every descriptor may be one the program needs, so
- * the trace is held only while it is written (fd_transient: closed after
- * each flush round, opened again by reopen_trace for the next), at the
- * cost of a failed write, and tracing stopped with one line, when the
- * program holds all of them at that moment. */
+ * failed). Otherwise the highest free number below it, and below 4096
+ * (the kernel sizes the descriptor table to the highest number: a soft
+ * limit of a million would cost 8 MiB). When that limit is a small one
+ * (below FD_SETSIZE, 1024: a program squeezed on purpose, prlimit
+ * --nofile=4), every descriptor may be one the program needs, and when no
+ * number from 3 up is free, 0-2 must not be kept: then the trace is held
+ * only while it is written (fd_transient: closed after the header and each
+ * flush round, opened again by reopen_trace for the next), at the cost of a
+ * failed write, and tracing stopped with one line, when the program holds
+ * every descriptor at that moment. */
 static int place_fd(int f)
 {
     struct rlimit rl;
-    int to = -1;
+    int to = -1, top = 4096;
     fd_transient = 0;
     if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-        rl.rlim_cur >= 4 && rl.rlim_cur < (1u << 20)) {
+        rl.rlim_cur < (rlim_t)top) {
+        top = (int)rl.rlim_cur;
         if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > rl.rlim_cur) {
             struct rlimit up = rl;
             up.rlim_cur = rl.rlim_cur + 1;
             if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
-                to = fcntl(f, F_DUPFD_CLOEXEC, (int)rl.rlim_cur);
+                to = fcntl(f, F_DUPFD_CLOEXEC, top);
                 setrlimit(RLIMIT_NOFILE, &rl);
             }
         }
-        fd_transient = to < 0 && rl.rlim_cur < 1024;
-        for (int n = (int)rl.rlim_cur - 1; to < 0 && n >= 3 && n >= (int)rl.rlim_cur - 64; n--)
-            to = fcntl(f, F_DUPFD_CLOEXEC, n);
+        fd_transient = to < 0 && top < 1024;
     }
+    for (int n = top - 1; to < 0 && n >= 3 && n >= top - 64; n--)
+        to = fcntl(f, F_DUPFD_CLOEXEC, n);
     if (to < 0 && f < 3)
         to = fcntl(f, F_DUPFD_CLOEXEC, 3);
-    if (to < 0)
+    if (to < 0) {
+        fd_transient |= f < 3;
         return f;
+    }
     close(f);
     return to;
 }
