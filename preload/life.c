@@ -342,11 +342,11 @@ void gs_core_exit(int status, int scan)
  * now with the writer, which runs this. The trace is ended as exit would,
  * but without the exit scan: the ended main thread stays in the thread list
  * as a zombie that no stop signal reaches, and the scanner would wait its
- * 3 s for it and give up. Then the writer ends: its return
- * lets glibc, counting it as the last thread, call exit(0) after main's
- * pthread_exit (the program's exit handlers run, as they would have), and
- * after a raw exit the process's status is the status of its last thread,
- * so a nonzero one is passed on by ending this thread with it. */
+ * 3 s for it and give up. Then the writer ends: its return lets glibc,
+ * counting it as the last thread, call exit(0) after main's pthread_exit
+ * (the program's exit handlers run, as they would have); after a raw exit
+ * the process's status is that of its last thread to end, so the main
+ * thread's nonzero status is passed on by ending this thread with it. */
 static void on_orphaned(int status)
 {
     gs_tls.in_hook = 1;

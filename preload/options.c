@@ -7,6 +7,9 @@
  * runs on the first hook call, possibly before libc has finished
  * initialising, so it reads the environment array itself and never
  * allocates: string options point into the environment block.
+ * Beyond its type, a value is checked against what options.def lists for it
+ * (GS_OPT_RANGE, GS_OPT_WORDS) and the scan signal against the signals the
+ * program's faults use: a bad value keeps the default, with one line.
  * Options are ignored in setuid/setgid processes (the loader drops LD_PRELOAD
  * there anyway; this covers a shim loaded some other way).
  */
