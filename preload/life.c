@@ -38,7 +38,6 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/auxv.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -201,8 +200,6 @@ static void check_malloc_is_ours(void)
 /* ---- who prints the exit summary, and where ---- */
 
 static int summary_on;          /* this process prints its summary */
-static int err_known;           /* descriptor 2 was open at start: err_start */
-static struct stat err_start;
 
 /* Whether the parent runs the shim too: its maps name a libgcspy.so. An
  * unreadable file (a parent of another user, gone already) says no. */
@@ -238,21 +235,12 @@ static int parent_traced(void)
 /* At the start of an image (forked 0) or in a forked child (1). */
 static void summary_init(int forked)
 {
-    if (forked) { /* keeps the parent's err_start: the descriptor it inherited */
+    if (forked) {
         summary_on = gs_opt.summary == GS_SUMMARY_ALL;
         return;
     }
-    err_known = fstat(2, &err_start) == 0;
     summary_on = gs_opt.summary == GS_SUMMARY_ALL ||
                  (gs_opt.summary == GS_SUMMARY_FIRST && !gs_opt.quiet && !parent_traced());
-}
-
-/* Descriptor 2 is still the file it was when the image started. */
-static int err_unchanged(void)
-{
-    struct stat st;
-    return err_known && fstat(2, &st) == 0 && st.st_dev == err_start.st_dev &&
-           st.st_ino == err_start.st_ino;
 }
 
 int gs_core_start(void)
@@ -328,7 +316,9 @@ void gs_core_exit(int status, int scan)
     char h1[32], h2[32];
     human(h1, sizeof h1, bytes);
     human(h2, sizeof h2, live_bytes);
-    if (!ok || !summary_on || !err_unchanged())
+    /* gs_log writes nothing when descriptor 2 is no longer the stderr the
+     * image started with (mem.c): the summary is never a data file's */
+    if (!ok || !summary_on)
         return; /* a write failure has had its one line on stderr */
     gs_log("pid %d: %llu allocations (%s), %llu blocks (%s) not freed at exit", (int)gs_pid,
            (unsigned long long)allocs, h1, (unsigned long long)live_blocks, h2);
