@@ -89,6 +89,8 @@ static inline const char *gs_open_why(int rc)
         return "not a regular file";
     if (errno == ELOOP)
         return "a symbolic link (not followed)";
+    if (errno == ENXIO)
+        return "a FIFO nobody reads, or a device that is not there";
     return strerror(errno);
 }
 
