@@ -8,6 +8,8 @@
 #   build/tests/programs/rel_tracecount   exact replay checker for big traces
 #   build/tests/programs/rel_mktraces     hand-made traces: hostile strings,
 #                                   impossible content, big files
+#   build/tests/programs/rel_clitraces    crafted traces of the CLI's
+#                                   bounded-answer tests (rel_cli.sh)
 #   build/tests/fuzz/fuzz_reader    libFuzzer target: the trace reader
 #   build/tests/fuzz/fuzz_analyze   libFuzzer target: reader, replay, reports
 #
@@ -25,10 +27,11 @@
 REL_DIR      := $(BUILD)/tests/programs
 REL_CFLAGS   := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -pthread -Iinclude
 REL_SRCS     := $(filter-out tests/programs/rel_tracecount.c tests/programs/rel_mktraces.c \
+                  tests/programs/rel_clitraces.c \
                   tests/programs/rel_static.c tests/programs/rel_setuid.c, \
                   $(wildcard tests/programs/rel_*.c))
 REL_PROGS    := $(REL_SRCS:tests/programs/%.c=$(REL_DIR)/%)
-REL_TOOLS    := $(REL_DIR)/rel_tracecount $(REL_DIR)/rel_mktraces
+REL_TOOLS    := $(REL_DIR)/rel_tracecount $(REL_DIR)/rel_mktraces $(REL_DIR)/rel_clitraces
 
 TEST_DEPS += $(REL_PROGS) $(REL_TOOLS) $(BUILD)/libgcspy.so $(BUILD)/gcspy
 
@@ -40,6 +43,10 @@ $(REL_PROGS): $(REL_DIR)/%: tests/programs/%.c
 	$(CC) $(REL_CFLAGS) -o $@ $< -ldl
 
 $(REL_DIR)/rel_mktraces: tests/programs/rel_mktraces.c $(BUILD)/obj/tests/support/trace_builder.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/support -o $@ $(filter %.c %.o,$^) -lzstd
+
+$(REL_DIR)/rel_clitraces: tests/programs/rel_clitraces.c $(BUILD)/obj/tests/support/trace_builder.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/support -o $@ $(filter %.c %.o,$^) -lzstd
 
