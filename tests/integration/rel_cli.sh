@@ -7,8 +7,8 @@
 #                  (text, JSON, HTML) and check answer, exit 0
 #   block-top      a valid block ending just below 2^64: the HTML report
 #                  answers, exit 0
-#   pycode-sparse  200,000 PYCODE records with ids spread up to 2^30 (a
-#                  0.9 MB trace): report answers within 256 MiB of address
+#   pycode-sparse  20,000 PYCODE records with ids spread up to 2^30 (an
+#                  87 KB trace): report answers within 256 MiB of address
 #                  space (it grew one array to 24 GB)
 #   fifo           a FIFO as the trace, as a MODULE path the symbolizer
 #                  opens, as a suppressions file and as report -o: each
@@ -58,7 +58,7 @@ done
 timeout 120 prlimit --as=$((256 << 20)) "$G" report --no-symbols -o /dev/null "$T/pycode-sparse.trace" 2>"$T/py.err"
 rc=$?
 [ $rc -eq 0 ] || fail "pycode-sparse: report exit $rc within 256 MiB: $(head -1 "$T/py.err")"
-echo "figure: pycode-sparse: $(stat -c %s "$T/pycode-sparse.trace") bytes, 200000 PYCODE records"
+echo "figure: pycode-sparse: $(stat -c %s "$T/pycode-sparse.trace") bytes, 20000 PYCODE records"
 
 # ---- fifo: as a trace, a MODULE, suppressions, an output ----
 timeout 20 "$G" report --no-symbols "$T/fifo" >/dev/null 2>"$T/fifo.err"

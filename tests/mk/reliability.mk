@@ -133,9 +133,10 @@ fuzz: $(if $(filter 1,$(HAVE_FUZZ)),$(FUZZ_TARGETS))
 	ls $(FUZZ_DIR)/crash-* $(FUZZ_DIR)/oom-* $(FUZZ_DIR)/timeout-* $(FUZZ_DIR)/leak-* 2>/dev/null; \
 	if [ $$found = 1 ]; then echo "make fuzz: findings above"; exit 1; fi; echo "make fuzz: no findings"
 
-# The regression inputs, replayed by each target with every check on.
+# The regression inputs, replayed by each target with every check on and
+# the same time limit per input as make fuzz (a hang is a finding).
 fuzz-regressions: $(if $(filter 1,$(HAVE_FUZZ)),$(FUZZ_TARGETS))
-	@for t in $(FUZZ_TARGETS); do UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $$t tests/fuzz/regressions/* || exit 1; done
+	@for t in $(FUZZ_TARGETS); do UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $$t -timeout=20 tests/fuzz/regressions/* || exit 1; done
 
 # ---- make asan ----
 # 1. The analyzer, the CLI and the unit tests built into build-asan/ with
