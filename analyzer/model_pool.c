@@ -144,8 +144,7 @@ static int pool_apply(struct gs_model *m, struct gs_poolsnap *ps)
             return -1;
     if (ps->nfig > 1)
         qsort(ps->fig, ps->nfig, sizeof *ps->fig, poolfig_cmp);
-    if (ps->nfig) /* a snapshot of no segment has no array (memcpy(.., NULL, 0)) */
-        memcpy(m->pool, ps->fig, ps->nfig * sizeof *ps->fig);
+    memcpy(m->pool, ps->fig, ps->nfig * sizeof *ps->fig);
     m->npool = ps->nfig;
     m->pool_snapshots++;
     return 0;

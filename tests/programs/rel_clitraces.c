@@ -116,9 +116,9 @@ static int pool_2_63(const char *dir)
 }
 
 /* A leak whose stack has no frame (stack 5, which no STACK record
- * defines: malformed) and a caching-allocator snapshot with no segment:
- * each handed memcpy a null pointer (with a length of 0, still undefined)
- * when stacks are symbolized. */
+ * defines: malformed): building its frames handed memcpy a null pointer
+ * (with a length of 0, still undefined) when stacks are symbolized. With a
+ * caching-allocator snapshot of no segment beside it. */
 static int empty_arrays(const char *dir)
 {
     struct gs_tb *tb = gs_tb_new();
