@@ -20,8 +20,9 @@
 #                  file is well-formed XML (Python's expat parses it), the
 #                  JSON report valid JSON
 #   c1             C1 controls (raw 0x80..0x9F and U+0080..U+009F) in trace
-#                  strings never reach the terminal in the text report; a
-#                  bad suppressions line is echoed without control bytes
+#                  strings never reach the terminal in the text report or
+#                  check's verdict line; a bad suppressions line is echoed
+#                  without control bytes
 #   pool-2-63      a 2^63-byte tensor block in one caching-allocator
 #                  snapshot, gone in the next: peak 2^63, nothing live at
 #                  the end (its size, as an int64_t delta, was negative:
@@ -121,6 +122,7 @@ PY
 # ---- c1: nothing a terminal obeys ----
 timeout 20 "$G" report --no-symbols "$T/utf8-argv.trace" >"$T/c1.txt" 2>/dev/null
 timeout 20 "$G" report --no-symbols "$T/c1.trace" >>"$T/c1.txt" 2>/dev/null
+timeout 20 "$G" check --no-symbols "$T/c1.trace" >>"$T/c1.txt" 2>/dev/null   # the verdict line
 gs_py - "$T/c1.txt" <<'PY' || fail "c1: the text report holds control bytes"
 import sys
 b = open(sys.argv[1], 'rb').read()
