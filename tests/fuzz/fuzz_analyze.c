@@ -21,7 +21,9 @@
  * tests/fuzz/regressions/, which CI replays without the list):
  *   json-utf8  the JSON check above is off;
  *   big-ids    inputs naming a stack or Python code id above 2^20 are not
- *              analysed (the replay indexes ids directly: gigabytes).
+ *              analysed (the replay once indexed both directly: gigabytes;
+ *              stack ids must now come in order, Python code ids live in
+ *              an id table, cli-pycode-sparse.trc).
  *
  * Build and run: `make fuzz` (tests/mk/reliability.mk).
  */
