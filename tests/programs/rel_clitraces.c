@@ -191,8 +191,24 @@ static int utf8_argv(const char *dir)
 static int c1(const char *dir)
 {
     static const char argv[] = "prog\0c1-ok \x9b" "2J \xc2\x9b" "31m \x85 \xc2\x85 \x90 end";
+    /* and a host name of "x" and 7,499 U+1F600 (4 bytes each): stdio hands
+     * the text filter its buffer in pieces, which cut this line where the
+     * buffer fills, inside a sequence unless the text before it happens to
+     * end on one (rel_cli.sh varies that length); the filter must still
+     * pass every sequence */
+    static char host[30001];
+    size_t n = 0;
+    host[n++] = 'x';
+    while (n + 4 < sizeof host) {
+        memcpy(host + n, "\xf0\x9f\x98\x80", 4);
+        n += 4;
+    }
+    host[n] = 0;
     struct gs_tb *tb = gs_tb_new();
-    proc(tb, argv, sizeof argv - 1);
+    gs_tb_process_start(tb, &(struct gs_tb_proc){
+        .pid = 77, .ppid = 1, .wall_ns = 1700000000000000000ull, .exe = "/bin/cli",
+        .argv = argv, .argv_len = sizeof argv - 1, .host = host, .version = "0.1.0",
+        .depth = 64, .page_size = 4096 });
     gs_tb_thread_start(tb, 1, 77, 1);
     gs_tb_marker(tb, 5, 1, 1, "step \xc2\x9b" "2J \x9b" "2J");
     gs_tb_stack(tb, 1, 0, 0x401234);
