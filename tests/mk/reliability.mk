@@ -27,11 +27,11 @@
 REL_DIR      := $(BUILD)/tests/programs
 REL_CFLAGS   := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -pthread -Iinclude
 REL_SRCS     := $(filter-out tests/programs/rel_tracecount.c tests/programs/rel_mktraces.c \
-                  tests/programs/rel_clitraces.c \
                   tests/programs/rel_static.c tests/programs/rel_setuid.c, \
                   $(wildcard tests/programs/rel_*.c))
 REL_PROGS    := $(REL_SRCS:tests/programs/%.c=$(REL_DIR)/%)
 REL_TOOLS    := $(REL_DIR)/rel_tracecount $(REL_DIR)/rel_mktraces $(REL_DIR)/rel_clitraces
+REL_PROGS    := $(filter-out $(REL_TOOLS),$(REL_PROGS))
 
 TEST_DEPS += $(REL_PROGS) $(REL_TOOLS) $(BUILD)/libgcspy.so $(BUILD)/gcspy
 
