@@ -4,7 +4,8 @@
 # error line, within a bounded time and memory. Each case once hung, grew
 # without bound or broke its output format:
 #   time-top       a trace whose times come within a step of 2^64: report
-#                  (text, JSON, HTML) and check answer, exit 0
+#                  (text, JSON, HTML) answers, exit 0; check gives a
+#                  verdict (0 or 1)
 #   block-top      a valid block ending just below 2^64: the HTML report
 #                  answers, exit 0
 #   pycode-sparse  20,000 PYCODE records with ids spread up to 2^30 (an
@@ -57,7 +58,9 @@ for f in time-top block-top; do
   done
   timeout 30 "${LIM[@]}" "$G" check --no-symbols "$T/$f.trace" >"$T/$f.check" 2>&1
   rc=$?
-  [ $rc -eq 0 ] || fail "$f: check exit $rc (124: no answer in 30 s)"
+  # a verdict, whatever it is (these traces have no leak scan, which the
+  # gate may count against them): never an error or no answer
+  [ $rc -le 1 ] || fail "$f: check exit $rc (124: no answer in 30 s)"
   gs_py -c 'import json,sys; json.load(open(sys.argv[1], encoding="utf-8"))' "$T/$f.json" ||
     fail "$f: JSON report not valid"
 done
