@@ -30,6 +30,7 @@
 
 #include "gcspy/codec.h"
 #include "gcspy/pp.h"
+#include "regfile.h"
 
 /* A header larger than ours comes from a newer minor version that appended
  * fields; they are skipped. Anything larger than this is not a header. */
@@ -198,9 +199,11 @@ struct gs_reader *gs_reader_open_fd(int fd, const char *name, char *err, size_t 
 
 struct gs_reader *gs_reader_open(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* a regular file only: a FIFO or a terminal named as a trace would
+     * make the first read wait forever (regfile.h) */
+    int fd = gs_open_regular(path);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, gs_open_why(fd));
         return NULL;
     }
     struct gs_reader *r = calloc(1, sizeof *r);
