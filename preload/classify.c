@@ -1,11 +1,29 @@
 /*
  * The leak scan's classifier, run right after marking (mark.c), with the
- * world still stopped: every block still unmarked is lost. Taking them in
- * table order, each one not yet claimed leads a clique: everything reachable
- * from it (any pointer) that is lost becomes INDIRECT, a former leader
- * included. The leaders left are DEFINITE: a leaked tree is 1 definite + N
- * indirect, a leaked cycle 1 definite + the rest indirect, as valgrind's
- * memcheck reports them.
+ * world still stopped: every block still unmarked is lost. A lost block is
+ * INDIRECT when another lost block outside its own cycle reaches it; of
+ * each group of lost blocks that nothing else lost reaches (a tree's root,
+ * a whole cycle) one block is DEFINITE and the rest INDIRECT: a leaked tree
+ * is 1 definite + N indirect, a leaked cycle 1 definite + the rest indirect,
+ * as valgrind's memcheck reports them.
+ *
+ * Two passes make the counts independent of the table's slot order (that
+ * is, of addresses and hash order):
+ *  1. Taking lost blocks in table order, each one not yet claimed leads a
+ *     clique: everything reachable from it that is still unmarked becomes
+ *     INDIRECT, and a former leader it reaches joins it (INDIRECT too). A
+ *     leader can then still be reached from a LATER leader only, through a
+ *     block an earlier clique had claimed (a cycle pointing into another
+ *     cycle whose leader was taken first): never from an earlier one, since
+ *     the earliest drain that meets the path would have claimed it.
+ *  2. So the leaders are walked again in reverse table order, each through
+ *     the lost blocks no second-pass walk has seen yet: a leader met on the
+ *     way is reached from outside its cycle and becomes INDIRECT. A walk may
+ *     stop at blocks an earlier (later-leader) walk saw: what they reach was
+ *     seen then, and can include no leader still standing. Each lost block
+ *     is read at most once per pass.
+ * Which block of a cycle is the definite one still follows the table's
+ * order (memcheck's follows addresses); how many there are does not.
  *
  * Then every block's class is counted, the reported ones (all but the
  * reachable, unless the exit scan reports those too) are listed in the
@@ -15,6 +33,29 @@
  * other blocks (kind device, fn torch, the snapshot's stack).
  */
 #include "mark.h"
+
+static void walk_lost(struct gs_scan *s, struct gs_block *b, uint8_t mode)
+{
+    if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || gs_is_data(s, b))
+        return; /* leaves */
+    s->visited++;
+    s->cur_weak = gs_is_weak(s, b);
+    gs_mark_words(s, (const uintptr_t *)b->addr, b->size / 8, mode, b);
+    gs_mark_drain(s, mode, b);
+}
+
+/* 5b. leaders reached from a later clique (the second pass, above) */
+static void demote_reached_leaders(struct gs_scan *s)
+{
+    for (int i = GS_SHARDS; i-- > 0;) {
+        struct gs_shard *sh = &gs_shards[i];
+        for (uint64_t j = sh->cap; j-- > 0;) {
+            struct gs_block *b = &sh->slots[j];
+            if (b->addr && b->mark == M_LEAD)
+                walk_lost(s, b, M_IND2);
+        }
+    }
+}
 
 /* 5. cliques of lost blocks */
 static void cliques(struct gs_scan *s)
@@ -26,21 +67,17 @@ static void cliques(struct gs_scan *s)
             if (!b->addr || b->mark != M_NONE)
                 continue;
             b->mark = M_LEAD;
-            if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || gs_is_data(s, b))
-                continue;
-            s->visited++;
-            s->cur_weak = gs_is_weak(s, b);
-            gs_mark_words(s, (const uintptr_t *)b->addr, b->size / 8, M_IND, b);
-            gs_mark_drain(s, M_IND, b);
+            walk_lost(s, b, M_IND);
         }
     }
+    demote_reached_leaders(s);
 }
 
 static int class_of(uint8_t mark)
 {
     return mark == M_REACH ? GS_CLASS_REACHABLE
          : mark == M_POSS  ? GS_CLASS_POSSIBLE
-         : mark == M_IND   ? GS_CLASS_INDIRECT
+         : mark == M_IND || mark == M_IND2 ? GS_CLASS_INDIRECT
                            : GS_CLASS_DEFINITE;
 }
 

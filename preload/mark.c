@@ -271,12 +271,17 @@ static inline void visit_word(struct gs_scan *s, uintptr_t w, uint8_t mode, stru
             return;
     }
     if (GS_UNLIKELY(b->mark == M_POOL)) {
-        if (!s->cur_weak)
+        if (!s->cur_weak && mode != M_IND2) /* the first pass classed them */
             pool_visit(s, w, mode);
         return;
     }
     if (GS_UNLIKELY(s->cur_weak) && (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM))
         return;
+    if (mode == M_IND2) { /* the classifier's second pass: lost blocks not yet seen */
+        if (b != leader && (b->mark == M_IND || b->mark == M_LEAD))
+            push(s, b, M_IND2);
+        return;
+    }
     if (mode == M_IND) {
         if (b == leader || b->mark == M_IND || b->mark == M_REACH || b->mark == M_POSS)
             return;

@@ -28,7 +28,8 @@ struct gs_pool_view {
 };
 
 /* ---- marks (struct gs_block's and gs_pool_blk's mark) ---- */
-enum { M_NONE = 0, M_REACH = 1, M_POSS = 2, M_IND = 3, M_LEAD = 4, M_POOL = 5 };
+/* M_IND2: indirect, and visited by the classifier's second pass. */
+enum { M_NONE = 0, M_REACH = 1, M_POSS = 2, M_IND = 3, M_LEAD = 4, M_POOL = 5, M_IND2 = 6 };
 #define GS_REGION_SHIFT 16
 #define GS_LARGE (1ull << GS_REGION_SHIFT)
 
@@ -91,7 +92,8 @@ int gs_mark_pages_init(uint64_t total);
 int gs_mark_prepass(struct gs_scan *s, struct gs_range **heap, size_t *nheap, size_t *heap_cap);
 /* Marks from the roots: REACHABLE, then POSSIBLE through interior pointers. */
 void gs_mark_roots(struct gs_scan *s, const struct gs_roots *roots);
-/* Scans n words (a block's, from leader: M_IND), then everything pushed. */
+/* Scans n words (a block's, from leader: M_IND or M_IND2), then everything
+ * pushed. */
 void gs_mark_words(struct gs_scan *s, const uintptr_t *p, size_t n, uint8_t mode,
                    struct gs_block *leader);
 void gs_mark_drain(struct gs_scan *s, uint8_t mode, struct gs_block *leader);
