@@ -40,7 +40,7 @@ static void walk_lost(struct gs_scan *s, struct gs_block *b, uint8_t mode)
         return; /* leaves */
     s->visited++;
     s->cur_weak = gs_is_weak(s, b);
-    gs_mark_words(s, (const uintptr_t *)b->addr, b->size / 8, mode, b);
+    gs_mark_block(s, b, mode, b);
     gs_mark_drain(s, mode, b);
 }
 

@@ -57,6 +57,11 @@ struct gs_scan {
     uintptr_t *interior;
     size_t ninterior, interior_cap;
     int interior_overflow;
+    /* the roots' unreadable mappings over the heap (roots.h), and the bytes
+     * of blocks left unread there */
+    const struct gs_range *noread;
+    size_t nnoread;
+    uint64_t unreadable_bytes;
     /* counters */
     uint64_t bytes_scanned, visited, live_blocks, live_bytes;
     int cur_weak; /* the words being scanned are a weak block's */
@@ -97,6 +102,9 @@ void gs_mark_roots(struct gs_scan *s, const struct gs_roots *roots);
 void gs_mark_words(struct gs_scan *s, const uintptr_t *p, size_t n, uint8_t mode,
                    struct gs_block *leader);
 void gs_mark_drain(struct gs_scan *s, uint8_t mode, struct gs_block *leader);
+/* Scans one block's words as gs_mark_words does, less its unreadable bytes. */
+void gs_mark_block(struct gs_scan *s, const struct gs_block *b, uint8_t mode,
+                   struct gs_block *leader);
 /* Gives back everything the marker mapped (page lists, regions, stacks). */
 void gs_mark_free(struct gs_scan *s);
 

@@ -423,6 +423,24 @@ static int add_mappings(struct gs_roots *r, const struct collect *c, const struc
     return 0;
 }
 
+/* The mappings without read permission that overlap the tracked heap (a
+ * block's pages the program protected): marking must not read them. Reading
+ * one would fault the scanning thread, which is the program's, and a scan
+ * must never crash the program. */
+static int list_unreadable(struct gs_roots *r, const struct collect *c, const struct gs_range *heap,
+                           size_t nheap)
+{
+    for (size_t i = 0; i < c->nmaps; i++) {
+        const struct map *m = &c->maps[i];
+        if (m->perms[0] == 'r' || !holds_tracked(heap, nheap, m->lo, m->hi))
+            continue;
+        if (push_range(&r->noread, &r->nnoread, &r->noread_cap, m->lo, m->hi))
+            return -1;
+    }
+    r->nnoread = merge_ranges(r->noread, r->nnoread);
+    return 0;
+}
+
 int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
                      uintptr_t self_sp, int self_is_program, const struct gs_range *heap,
                      size_t nheap)
@@ -430,7 +448,8 @@ int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
     memset(r, 0, sizeof *r);
     struct collect c = {0};
     int rc = -1;
-    if (read_maps(&c.maps, &c.nmaps, &c.mcap) == 0 && exclude_own_and_heap(&c, heap, nheap) == 0 &&
+    if (read_maps(&c.maps, &c.nmaps, &c.mcap) == 0 && list_unreadable(r, &c, heap, nheap) == 0 &&
+        exclude_own_and_heap(&c, heap, nheap) == 0 &&
         add_stacks(r, &c, th, nth, self_sp, self_is_program) == 0) {
         c.nex = merge_ranges(c.ex, c.nex);
         rc = add_mappings(r, &c, th, nth, self_sp);
@@ -444,6 +463,7 @@ void gs_roots_free(struct gs_roots *r)
 {
     gs_pages_free(r->r, r->cap * sizeof *r->r);
     gs_pages_free(r->regs, r->regs_bytes);
+    gs_pages_free(r->noread, r->noread_cap * sizeof *r->noread);
     memset(r, 0, sizeof *r);
 }
 

@@ -46,7 +46,7 @@ static void (*stack_bits)(const uint8_t **bits, uint32_t *nbits);
 
 /* Results and counters, as the fork mode's child leaves them for the parent. */
 struct shared_out {
-    uint64_t done, nres, bytes_scanned, visited, live_blocks, live_bytes, t_marked;
+    uint64_t done, nres, bytes_scanned, visited, live_blocks, live_bytes, t_marked, unreadable;
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
     struct gs_scan_result res[];
 };
@@ -131,6 +131,8 @@ static int mark_and_classify(const struct gs_stopped *th, int nth, uintptr_t roo
     if (gs_mark_prepass(&s, &heap->v, &heap->n, &heap->cap) ||
         gs_roots_collect(&roots, th, nth, root_sp, self_is_program, heap->v, heap->n))
         return -1;
+    s.noread = roots.noread;
+    s.nnoread = roots.nnoread;
     gs_mark_roots(&s, &roots);
     gs_classify(&s);
     return 0;
@@ -140,6 +142,7 @@ static void save_out(struct shared_out *out)
 {
     out->nres = s.nres;
     out->bytes_scanned = s.bytes_scanned;
+    out->unreadable = s.unreadable_bytes;
     out->visited = s.visited;
     out->live_blocks = s.live_blocks;
     out->live_bytes = s.live_bytes;
@@ -151,6 +154,7 @@ static void load_out(const struct shared_out *out)
 {
     s.nres = out->nres;
     s.bytes_scanned = out->bytes_scanned;
+    s.unreadable_bytes = out->unreadable;
     s.visited = out->visited;
     s.live_blocks = out->live_blocks;
     s.live_bytes = out->live_bytes;
@@ -263,7 +267,7 @@ static int run_scan(int trigger, uintptr_t self_sp, struct gs_pool_view *view,
 
     struct gs_scan_end end = {id, t_start, t_stopped, t_marked, t_end, (uint64_t)nstopped,
                               s.bytes_scanned, s.visited, s.live_blocks, s.live_bytes,
-                              s.cls_blocks, s.cls_bytes};
+                              s.cls_blocks, s.cls_bytes, s.unreadable_bytes};
     write_results(&end, trigger, fork_mode);
     gs_mark_free(&s);
     free_out(out, out_bytes, fork_mode);
