@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "dlsym.h"
 #include "life.h"
 #include "mem.h"
 #include "stack.h"
@@ -69,6 +70,22 @@ static size_t pool_size(const void *p)
     return ((const size_t *)p)[-1];
 }
 
+/* dlsym(handle, name) found the function a hook calls: the program gets
+ * the hook (dlsym.c). Another definition (an allocator the program loads
+ * itself) is left alone. */
+static void *libc_filter(const char *name, void *p)
+{
+#define GS_HOOK(fn, ret, params, req)                                         \
+    if (p == (void *)real_##fn && !strcmp(name, #fn))                         \
+        return (void *)&fn;
+#include "hooks.def"
+#undef GS_HOOK
+    return p;
+}
+
+/* cuda_hooks.c's, when it is built in. */
+extern void *gs_cuda_dlsym_filter(const char *name, void *p) __attribute__((weak));
+
 static void resolve(void)
 {
     if (resolved)
@@ -83,6 +100,9 @@ static void resolve(void)
 #undef GS_HOOK
     atomic_store(&resolving, 0);
     resolved = 1;
+    gs_dlsym_add_filter(libc_filter);
+    if (gs_cuda_dlsym_filter)
+        gs_dlsym_add_filter(gs_cuda_dlsym_filter);
     if (!ok) {
         atomic_store(&gs_state, GS_STOPPED);
         gs_log("a required libc function was not found; tracing is off");

@@ -40,13 +40,13 @@
  * so a mapping that went away or ends early cannot fault the scan.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "elfsym.h"
 #include "mem.h"
 #include "modules.h"
 #include "roots.h"
@@ -57,13 +57,15 @@
 /* How much of the top of a cached thread stack is scanned: the struct
  * pthread and the static TLS blocks of every module sit there, the size the
  * loader reports (as LeakSanitizer asks it), plus alignment slack; 32 KiB if
- * the loader does not say. Looked up before any stop (dlsym may lock). */
+ * the loader does not say. Looked up before any stop (the lookup takes the
+ * loader's lock), in the symbol tables: a dlsym would disturb the program's
+ * dlerror() state (pyapi.h says how). */
 static size_t tls_static;
 
 void gs_roots_init(void)
 {
     void (*info)(size_t *, size_t *) =
-        (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+        (void (*)(size_t *, size_t *))gs_elf_find("_dl_get_tls_static_info");
     size_t size = 0, align = 0;
     if (info)
         info(&size, &align);
