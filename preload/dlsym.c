@@ -39,11 +39,11 @@
 GS_HIDDEN __attribute__((used)) void *(*gs_real_dlsym)(void *, const char *);
 GS_HIDDEN __attribute__((used)) void *(*gs_real_dlvsym)(void *, const char *, const char *);
 
-static gs_dlsym_filter filters[2];
+static gs_dlsym_filter filters[3];
 
 void gs_dlsym_add_filter(gs_dlsym_filter f)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         gs_dlsym_filter none = NULL;
         if (__atomic_compare_exchange_n(&filters[i], &none, f, 0, __ATOMIC_RELEASE,
                                         __ATOMIC_RELAXED))
@@ -53,7 +53,7 @@ void gs_dlsym_add_filter(gs_dlsym_filter f)
 
 static void *filtered(const char *name, void *p)
 {
-    for (int i = 0; p && name && i < 2; i++) {
+    for (int i = 0; p && name && i < 3; i++) {
         gs_dlsym_filter f = __atomic_load_n(&filters[i], __ATOMIC_ACQUIRE);
         if (f)
             p = f(name, p);

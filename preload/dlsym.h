@@ -9,7 +9,7 @@
 
 /* What a lookup through a handle found (non-NULL) for name: the hooks'
  * filter returns the hook when found is the function the hook calls, else
- * found. At most two filters (libc's hooks, CUDA's); registered at start,
+ * found. At most three filters (libc's hooks, exit's, CUDA's); registered at start,
  * before the program's code runs. */
 typedef void *(*gs_dlsym_filter)(const char *name, void *found);
 void gs_dlsym_add_filter(gs_dlsym_filter f);

@@ -358,12 +358,15 @@ static int exclude_own_and_heap(struct collect *c, const struct gs_range *heap, 
  * saved registers; the whole of each stack mapping, and of gcspy's own
  * threads' stacks, is excluded from the pass over the mappings. */
 static int add_stacks(struct gs_roots *r, struct collect *c, const struct gs_stopped *th,
-                      int nth, uintptr_t self_sp, int self_is_program)
+                      int nth, uintptr_t self_sp, int self_is_program, const uintptr_t *self_regs,
+                      size_t nself_regs)
 {
-    r->regs_bytes = ((size_t)nth + 1) * GS_NREGS * sizeof(uintptr_t);
+    r->regs_bytes = (((size_t)nth + 1) * GS_NREGS + nself_regs) * sizeof(uintptr_t);
     r->regs = gs_pages_alloc(r->regs_bytes);
     if (!r->regs)
         return -1;
+    for (size_t i = 0; i < nself_regs; i++)
+        r->regs[r->nregs++] = self_regs[i];
     for (int i = 0; i < nth; i++) {
         if (atomic_load(&th[i].state) != 1)
             continue;
@@ -444,15 +447,15 @@ static int list_unreadable(struct gs_roots *r, const struct collect *c, const st
 }
 
 int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
-                     uintptr_t self_sp, int self_is_program, const struct gs_range *heap,
-                     size_t nheap)
+                     uintptr_t self_sp, int self_is_program, const uintptr_t *self_regs,
+                     size_t nself_regs, const struct gs_range *heap, size_t nheap)
 {
     memset(r, 0, sizeof *r);
     struct collect c = {0};
     int rc = -1;
     if (read_maps(&c.maps, &c.nmaps, &c.mcap) == 0 && list_unreadable(r, &c, heap, nheap) == 0 &&
         exclude_own_and_heap(&c, heap, nheap) == 0 &&
-        add_stacks(r, &c, th, nth, self_sp, self_is_program) == 0) {
+        add_stacks(r, &c, th, nth, self_sp, self_is_program, self_regs, nself_regs) == 0) {
         c.nex = merge_ranges(c.ex, c.nex);
         rc = add_mappings(r, &c, th, nth, self_sp);
     }

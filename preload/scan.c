@@ -55,6 +55,10 @@ struct shared_out {
  * own frames must hold no copy of a block address (s.lo is one). */
 static struct gs_scan s;
 static struct gs_roots roots;
+/* The scanning thread's registers where the program left its stack (an
+ * exit scan's; set for one scan by gs_scan_from). */
+static const uintptr_t *self_regs;
+static size_t nself_regs;
 
 /* The heap ranges that are not roots (the marker's prepass builds them). */
 struct heap {
@@ -129,7 +133,8 @@ static int mark_and_classify(const struct gs_stopped *th, int nth, uintptr_t roo
                              int self_is_program, struct heap *heap)
 {
     if (gs_mark_prepass(&s, &heap->v, &heap->n, &heap->cap) ||
-        gs_roots_collect(&roots, th, nth, root_sp, self_is_program, heap->v, heap->n))
+        gs_roots_collect(&roots, th, nth, root_sp, self_is_program, self_regs, nself_regs,
+                         heap->v, heap->n))
         return -1;
     s.noread = roots.noread;
     s.nnoread = roots.nnoread;
@@ -310,6 +315,16 @@ static int scan_with(int trigger, uintptr_t self_sp, struct gs_pool_view *view)
 int gs_scan(int trigger, uintptr_t self_sp)
 {
     return scan_with(trigger, self_sp, NULL);
+}
+
+int gs_scan_from(int trigger, uintptr_t sp, const uintptr_t *regs, size_t nregs)
+{
+    self_regs = regs;
+    nself_regs = nregs;
+    int rc = scan_with(trigger, sp, NULL);
+    self_regs = NULL;
+    nself_regs = 0;
+    return rc;
 }
 
 /* Zeroes up to 64 KiB of stack below the caller's frame, never closer than

@@ -1,0 +1,36 @@
+/*
+ * leak_main_dead_frame: the program's last pointer to a leaked block lies in
+ * dead stack below the frame that returns from main: a helper fills 4 KiB of its
+ * frame with copies of the only pointer to a 1001-byte block and returns,
+ * and main returns without clearing the stack. The exit scan must read
+ * the exiting thread's stack only from where the program left it (libc's
+ * frame that called main, and then exit), not from inside gcspy's exit
+ * handler: the frames of exit() (__run_exit_handlers), of the handler and
+ * of the scan lie over the dead ones (main's among them), with slots they
+ * never wrote. Definitely lost, as memcheck says
+ * (it reads no stack below the stack pointer, and counts stale words in new
+ * frames as undefined). leak_exit_dead_frame is the same for exit().
+ *
+ * @scans exit 1
+ * @scan exit definite=1/1001 indirect=0/0 possible=0/0
+ * @block exit 1001=definite
+ */
+#include <alloca.h>
+#include <stdlib.h>
+#include <string.h>
+
+static __attribute__((noinline)) void leak(void)
+{
+    void **pad = alloca(4096);
+    void *p = malloc(1001);
+    memset(p, 1, 1001);
+    for (size_t i = 0; i < 4096 / sizeof *pad; i++)
+        pad[i] = p;
+    __asm__ volatile("" : : "r"(pad) : "memory");
+}
+
+int main(void)
+{
+    leak();
+    return 0;
+}
