@@ -34,7 +34,8 @@
  *    handler that interrupted a hook) is not scanned;
  *  - stack memory below a thread's stack pointer (dead frames), the stacks
  *    of gcspy's own threads, and the stacks glibc caches for reuse after
- *    their threads exited.
+ *    their threads exited, static TLS included (only the DTV pointer of
+ *    their thread descriptors is a root).
  * Shared mappings are skipped (memory shared with other processes holds no
  * pointer of ours). Every root range is read with process_vm_readv (mark.c),
  * so a mapping that went away or ends early cannot fault the scan.
@@ -54,12 +55,12 @@
 #define GS_REGION_SHIFT 16
 #define GS_LARGE_BLOCK (1u << GS_REGION_SHIFT)
 
-/* How much of the top of a cached thread stack is scanned: the struct
- * pthread and the static TLS blocks of every module sit there, the size the
- * loader reports (as LeakSanitizer asks it), plus alignment slack; 32 KiB if
- * the loader does not say. Looked up before any stop (the lookup takes the
- * loader's lock), in the symbol tables: a dlsym would disturb the program's
- * dlerror() state (pyapi.h says how). */
+/* How much of the top of a cached thread stack holds the struct pthread
+ * and the static TLS blocks of every module (add_cached_dtv looks there for
+ * the descriptor): the size the loader reports (as LeakSanitizer asks it),
+ * plus alignment slack; 32 KiB if the loader does not say. Looked up before
+ * any stop (the lookup takes the loader's lock), in the symbol tables: a
+ * dlsym would disturb the program's dlerror() state (pyapi.h says how). */
 static size_t tls_static;
 
 void gs_roots_init(void)
@@ -397,8 +398,39 @@ static int add_stacks(struct gs_roots *r, struct collect *c, const struct gs_sto
     return 0;
 }
 
+/* A cached thread stack's descriptor: x86-64's tcbhead_t opens struct
+ * pthread with {tcb, dtv, self}, tcb and self both its own address, at the
+ * top of the mapping above the static TLS (within static_tls_size() and a
+ * page of the end). Its dtv word is a root: the DTV (calloc'd, reached
+ * through dtv + 1, possibly lost as in memcheck) waits there for the stack's
+ * reuse. Read with process_vm_readv; nothing found, nothing added. */
+static int add_cached_dtv(struct gs_roots *r, const struct map *m)
+{
+    uintptr_t buf[512];
+    size_t span = static_tls_size() + 4096;
+    uintptr_t lo = m->hi - m->lo > span ? m->hi - span : m->lo;
+    pid_t pid = (pid_t)syscall(SYS_getpid);
+    for (uintptr_t end = m->hi; end > lo;) {
+        uintptr_t a = end - lo > sizeof buf ? end - sizeof buf : lo;
+        struct iovec l = {buf, end - a}, rv = {(void *)a, end - a};
+        ssize_t got = process_vm_readv(pid, &l, 1, &rv, 1, 0);
+        if (got != (ssize_t)(end - a))
+            return 0;
+        size_t n = (size_t)got / sizeof buf[0];
+        for (size_t k = 0; k + 2 < n; k++) {
+            uintptr_t here = a + k * sizeof buf[0];
+            if (buf[k] == here && buf[k + 2] == here)
+                return push_range(&r->r, &r->n, &r->cap, here + 8, here + 16);
+        }
+        if (a == lo)
+            break;
+        end = a + 2 * sizeof buf[0]; /* a descriptor across the border */
+    }
+    return 0;
+}
+
 /* Every private writable mapping, less the (sorted, merged) exclusions; of
- * a cached thread stack only its top. */
+ * a cached thread stack only its descriptor's DTV pointer. */
 static int add_mappings(struct gs_roots *r, const struct collect *c, const struct gs_stopped *th,
                         int nth, uintptr_t self_sp)
 {
@@ -409,16 +441,15 @@ static int add_mappings(struct gs_roots *r, const struct collect *c, const struc
             continue;
         /* A thread stack glibc keeps cached after its thread exited: an
          * anonymous mapping right above a small guard mapping, holding no
-         * live thread's stack pointer (those were excluded above). Its stale
-         * frames would hide leaks. */
+         * live thread's stack pointer (those were excluded above). It is
+         * not a root: its stale frames, and its static TLS (what the dead
+         * thread's __thread variables last held), would keep alive what
+         * memcheck and LeakSanitizer call definitely lost. Only the DTV
+         * pointer of its thread descriptor is, which glibc keeps for reuse. */
         if (i > 0 && !m->file && maps[i - 1].hi == m->lo && maps[i - 1].perms[0] == '-' &&
             maps[i - 1].perms[1] == '-' && maps[i - 1].hi - maps[i - 1].lo <= (64u << 10) &&
             m->hi - m->lo >= (64u << 10) && !is_live_stack(m, th, nth, self_sp)) {
-            /* ...but its top holds the thread descriptor and static TLS,
-             * which glibc keeps for reuse with their pointers (the DTV). */
-            size_t keep = static_tls_size();
-            uintptr_t top = m->hi - m->lo > keep ? m->hi - keep : m->lo;
-            if (add_minus(r, top, m->hi, c->ex, c->nex))
+            if (add_cached_dtv(r, m))
                 return -1;
             continue;
         }
