@@ -15,19 +15,9 @@
  * @scan exit definite=1/1001 indirect=0/0 possible=0/0
  * @block exit 1001=definite
  */
-#include <alloca.h>
 #include <stdlib.h>
-#include <string.h>
 
-static __attribute__((noinline)) void leak(void)
-{
-    void **pad = alloca(4096);
-    void *p = malloc(1001);
-    memset(p, 1, 1001);
-    for (size_t i = 0; i < 4096 / sizeof *pad; i++)
-        pad[i] = p;
-    __asm__ volatile("" : : "r"(pad) : "memory");
-}
+#include "leak_case.h"
 
 int main(void)
 {
@@ -35,6 +25,6 @@ int main(void)
      * loader's lazy binding first, whose large frame happens to overwrite
      * the dead one */
     void (*volatile ex)(int) = exit;
-    leak();
+    leak_into_dead_frame(1001);
     ex(0);
 }

@@ -15,22 +15,12 @@
  * @scan exit definite=1/1001 indirect=0/0 possible=0/0
  * @block exit 1001=definite
  */
-#include <alloca.h>
 #include <stdlib.h>
-#include <string.h>
 
-static __attribute__((noinline)) void leak(void)
-{
-    void **pad = alloca(4096);
-    void *p = malloc(1001);
-    memset(p, 1, 1001);
-    for (size_t i = 0; i < 4096 / sizeof *pad; i++)
-        pad[i] = p;
-    __asm__ volatile("" : : "r"(pad) : "memory");
-}
+#include "leak_case.h"
 
 int main(void)
 {
-    leak();
+    leak_into_dead_frame(1001);
     return 0;
 }
