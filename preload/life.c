@@ -293,7 +293,14 @@ static uintptr_t exit_caller_sp(uintptr_t from)
 
 void gs_core_exit(int status, int scan)
 {
-    if (!gs_tracing() || getpid() != gs_pid)
+    if (getpid() != gs_pid) {
+        /* A vfork child shares our memory, this thread's TLS included: the
+         * exit stub it went through noted its stack in the parent's
+         * gs_exit_from, which must not outlive it. */
+        memset(&gs_exit_from, 0, sizeof gs_exit_from);
+        return;
+    }
+    if (!gs_tracing())
         return;
     gs_tls.in_hook = 1;
     if (scan && gs_opt.scan_at_exit) {
