@@ -7,23 +7,25 @@
  * is 1 definite + N indirect, a leaked cycle 1 definite + the rest indirect,
  * as valgrind's memcheck reports them.
  *
- * Two passes make the counts independent of the table's slot order (that
- * is, of addresses and hash order):
- *  1. Taking lost blocks in table order, each one not yet claimed leads a
+ * Two passes make the counts independent of the order in which leaders are
+ * taken:
+ *  1. Taking lost blocks in order, each one not yet claimed leads a
  *     clique: everything reachable from it that is still unmarked becomes
  *     INDIRECT, and a former leader it reaches joins it (INDIRECT too). A
  *     leader can then still be reached from a LATER leader only, through a
  *     block an earlier clique had claimed (a cycle pointing into another
  *     cycle whose leader was taken first): never from an earlier one, since
  *     the earliest drain that meets the path would have claimed it.
- *  2. So the leaders are walked again in reverse table order, each through
+ *  2. So the leaders are walked again in reverse order, each through
  *     the lost blocks no second-pass walk has seen yet: a leader met on the
  *     way is reached from outside its cycle and becomes INDIRECT. A walk may
  *     stop at blocks an earlier (later-leader) walk saw: what they reach was
  *     seen then, and can include no leader still standing. Each lost block
  *     is read at most once per pass.
- * Which block of a cycle is the definite one still follows the table's
- * order (memcheck's follows addresses); how many there are does not.
+ * Leaders are taken in an order of what reports show of a block (its
+ * allocation stack, size, kind, fn: before()), not of the table's slots, so
+ * which block of a leaked cycle is the definite one does not depend on
+ * addresses either (memcheck's follows addresses).
  *
  * Then every block's class is counted, the reported ones (all but the
  * reachable, unless the exit scan reports those too) are listed in the
@@ -57,9 +59,79 @@ static void demote_reached_leaders(struct gs_scan *s)
     }
 }
 
-/* 5. cliques of lost blocks */
+/* The order leaders are taken in: by allocation stack, size, kind and fn
+ * (what a report shows of a block), never by address, so that the definite
+ * block of a leaked cycle is always its first in this order; blocks alike
+ * in all four are alike in every report. */
+static int before(const struct gs_block *a, const struct gs_block *b)
+{
+    if (a->stack != b->stack)
+        return a->stack < b->stack;
+    if (a->size != b->size)
+        return a->size < b->size;
+    if (a->kind != b->kind)
+        return a->kind < b->kind;
+    return a->fn < b->fn;
+}
+
+/* Heap sort (no allocation, no recursion: the world is stopped). */
+static void sift(struct gs_block **v, size_t i, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && before(v[c], v[c + 1]))
+            c++;
+        if (!before(v[i], v[c]))
+            return;
+        struct gs_block *t = v[i];
+        v[i] = v[c];
+        v[c] = t;
+        i = c;
+    }
+}
+
+static void sort_blocks(struct gs_block **v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift(v, i, n);
+    for (size_t k = n; k-- > 1;) {
+        struct gs_block *t = v[0];
+        v[0] = v[k];
+        v[k] = t;
+        sift(v, 0, k);
+    }
+}
+
+/* 5. cliques of lost blocks, leaders taken in before()'s order; in table
+ * order when there is no memory for the list (then which block of a cycle
+ * is definite follows the table, how many are does not). */
 static void cliques(struct gs_scan *s)
 {
+    size_t n = 0;
+    for (int i = 0; i < GS_SHARDS; i++)
+        for (uint64_t j = 0; j < gs_shards[i].cap; j++)
+            n += gs_shards[i].slots[j].addr && gs_shards[i].slots[j].mark == M_NONE;
+    struct gs_block **v = n ? gs_pages_alloc(n * sizeof *v) : NULL;
+    if (v) {
+        size_t k = 0;
+        for (int i = 0; i < GS_SHARDS; i++)
+            for (uint64_t j = 0; j < gs_shards[i].cap && k < n; j++)
+                if (gs_shards[i].slots[j].addr && gs_shards[i].slots[j].mark == M_NONE)
+                    v[k++] = &gs_shards[i].slots[j];
+        sort_blocks(v, k);
+        for (size_t a = 0; a < k; a++)
+            if (v[a]->mark == M_NONE) {
+                v[a]->mark = M_LEAD;
+                walk_lost(s, v[a], M_IND);
+            }
+        for (size_t a = k; a-- > 0;) /* the second pass, in reverse */
+            if (v[a]->mark == M_LEAD)
+                walk_lost(s, v[a], M_IND2);
+        gs_pages_free(v, n * sizeof *v);
+        return;
+    }
     for (int i = 0; i < GS_SHARDS; i++) {
         struct gs_shard *sh = &gs_shards[i];
         for (uint64_t j = 0; j < sh->cap; j++) {
