@@ -157,6 +157,7 @@ struct gs_scan {
     uint64_t t_start, t_stopped, t_marked, t_end, threads, bytes_scanned,
         blocks_visited, live_blocks, live_bytes;
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
+    uint64_t unreadable_bytes; /* bytes of blocks the scan could not read */
     /* unreachable now and not in the previous scan: the interval's leaks */
     uint64_t new_blocks, new_bytes;
     /* what happened between the previous scan and this one */

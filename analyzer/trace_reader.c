@@ -429,6 +429,7 @@ static int rec_damaged(struct gs_reader *r, size_t at, uint8_t type, const char 
 #define DEC_T(x, m) GU(rec->t);
 #define DEC_UT(x, m) GU(rec->u.x.m); rec->t = rec->u.x.m;
 #define DEC_U1(x, m) if (p < e) GU(rec->u.x.m); /* 0 in older minors */
+#define DEC_U2 DEC_U1
 #define DEC_DT(x, m) { uint64_t d_; GU(d_); r->t += d_; rec->t = r->t; }
 #define DEC_DA(x, m) { int64_t d_; GS(d_); r->a += (uint64_t)d_; rec->u.x.m = r->a; }
 #define DEC_TB(x, m) GU(rec->t); r->t = rec->t; r->a = 0;

@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <sys/auxv.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -59,6 +60,9 @@
 static uint64_t wall0_ns;
 static int started;
 static char **saved_envp;
+static void *libc_exit; /* libc's exit(), found at start */
+
+__thread struct gs_exit_from gs_exit_from;
 
 /* ---- process start ---- */
 
@@ -263,6 +267,7 @@ int gs_core_start(void)
         check_malloc_is_ours();
         pthread_atfork(fork_prepare, fork_parent, fork_child);
         on_exit(on_exit_cb, NULL);
+        libc_exit = gs_elf_find("exit");
         if (gs_scan_init())
             gs_log("leak scans are off: no free real-time signal to stop threads with");
         gs_py_init();
@@ -290,13 +295,63 @@ static void human(char *buf, size_t len, uint64_t b)
         gs_fmt(buf, len, "%llu B", (unsigned long long)whole);
 }
 
+/* When main returns, libc's frame that called it calls exit() with a direct
+ * call (E8 rel32, glibc's __libc_start_call_main), and no stub saw it: the
+ * program's stack ends just above that call's return address, the first
+ * slot above this frame that holds an address right after a call aimed at
+ * libc's exit. Looked for in the 64 KiB above (exit's and the handlers'
+ * frames are a few hundred bytes), read with process_vm_readv (the stack
+ * may end sooner; code bytes are checked the same way). 0: not found (a
+ * libc that gets there otherwise); the scan then starts from gcspy's frame. */
+static uintptr_t exit_caller_sp(uintptr_t from)
+{
+    uintptr_t buf[512];
+    pid_t pid = getpid();
+    if (!libc_exit)
+        return 0;
+    from &= ~(uintptr_t)7;
+    for (uintptr_t a = from; a < from + (64u << 10); a += sizeof buf) {
+        struct iovec l = {buf, sizeof buf}, r = {(void *)a, sizeof buf};
+        ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (got <= 0)
+            return 0;
+        for (size_t i = 0; i < (size_t)got / sizeof buf[0]; i++) {
+            int64_t d = (int64_t)((uintptr_t)libc_exit - buf[i]);
+            if (d < INT32_MIN || d > INT32_MAX)
+                continue;
+            uint8_t code[5];
+            struct iovec l2 = {code, sizeof code}, r2 = {(void *)(buf[i] - 5), sizeof code};
+            int32_t rel;
+            if (process_vm_readv(pid, &l2, 1, &r2, 1, 0) != (ssize_t)sizeof code)
+                continue;
+            memcpy(&rel, code + 1, sizeof rel);
+            if (code[0] == 0xe8 && rel == (int32_t)d)
+                return a + i * sizeof buf[0] + sizeof buf[0];
+        }
+    }
+    return 0;
+}
+
 void gs_core_exit(int status, int scan)
 {
-    if (!gs_tracing() || getpid() != gs_pid)
+    if (getpid() != gs_pid) {
+        /* A vfork child shares our memory, this thread's TLS included: the
+         * exit stub it went through noted its stack in the parent's
+         * gs_exit_from, which must not outlive it. */
+        memset(&gs_exit_from, 0, sizeof gs_exit_from);
+        return;
+    }
+    if (!gs_tracing())
         return;
     gs_tls.in_hook = 1;
-    if (scan && gs_opt.scan_at_exit)
-        gs_scan_at_exit(); /* unless Python's atexit ran it already */
+    if (scan && gs_opt.scan_at_exit) {
+        /* unless Python's atexit ran it already */
+        const struct gs_exit_from *f = &gs_exit_from;
+        if (f->sp)
+            gs_scan_at_exit(f->sp, f->regs, sizeof f->regs / sizeof f->regs[0]);
+        else
+            gs_scan_at_exit(exit_caller_sp((uintptr_t)__builtin_frame_address(0)), NULL, 0);
+    }
     /* Stop recording, then pass every shard lock once: an event in flight
      * either was recorded and counted before, or sees the stop under its
      * lock and records nothing. TRACE_END then describes exactly the
