@@ -445,6 +445,28 @@ GS_EXPORT int execlp(const char *file, const char *arg, ...)
     return real_execvp(file, argv);
 }
 
+/* fork from a signal handler that interrupted gcspy in this thread (the
+ * recursion flag is set: the program was inside a hook, maybe inside the
+ * real malloc with an arena lock held). glibc's fork in a multi-threaded
+ * process (gcspy's writer makes every traced process one) takes every
+ * malloc arena lock, and would wait forever on the one the interrupted
+ * frame holds, where the same single-threaded program without gcspy forks
+ * fine. Such a fork goes through _Fork (glibc 2.34, POSIX 2024's
+ * async-signal-safe fork): no malloc locks, no pthread_atfork handlers (the
+ * program's own included: POSIX no longer lists fork as async-signal-safe
+ * for that reason), and the child does not trace. Any other fork is the
+ * real one, with gcspy's atfork handlers (life.c). */
+GS_EXPORT pid_t fork(void)
+{
+    resolve();
+    if (!gs_tls.in_hook || !real__Fork)
+        return real_fork ? real_fork() : (pid_t)syscall(SYS_fork);
+    pid_t p = real__Fork();
+    if (p == 0)
+        gs_fork_child_untraced();
+    return p;
+}
+
 /* _exit and _Exit end the process without running exit handlers: write the
  * trace's end first. dash exits this way, and so does every multiprocessing
  * child of Python (os._exit), DataLoader workers among them. exit() reaches

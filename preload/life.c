@@ -225,13 +225,24 @@ void gs_on_exec(const char *path)
 
 /* ---- fork ---- */
 
+/* A fork from a signal handler that interrupted gcspy in this very thread
+ * (its recursion flag set: a free holding a shard lock, say) cannot take the
+ * locks below, one of which that interrupted frame may hold: the handlers
+ * then take nothing, and the child does not trace (it says so, once). What
+ * each handler did is per thread (a fork is per thread): fork_saved is the
+ * recursion flag the fork found, fork_locked whether the locks were taken. */
+static __thread int fork_saved __attribute__((tls_model("initial-exec")));
+static __thread int fork_locked __attribute__((tls_model("initial-exec")));
+
 /* The lock order of the whole shim, taken in full so that the child finds
  * no lock held by a thread it does not have: writer mutex, stack, meta,
  * shards, threads, buffer pool. */
 static void fork_prepare(void)
 {
+    fork_saved = gs_tls.in_hook;
     gs_tls.in_hook = 1;
-    if (!gs_tracing())
+    fork_locked = !fork_saved && gs_tracing();
+    if (!fork_locked)
         return;
     gs_writer_atfork_lock(0);
     gs_stack_lock();
@@ -244,7 +255,7 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
-    if (gs_tracing()) {
+    if (fork_locked) {
         gs_writer_atfork_unlock(1);
         gs_threads_unlock();
         for (int i = 0; i < GS_SHARDS; i++)
@@ -253,13 +264,32 @@ static void fork_parent(void)
         gs_stack_unlock();
         gs_writer_atfork_unlock(0);
     }
-    gs_tls.in_hook = 0;
+    gs_tls.in_hook = fork_saved; /* the interrupted hook, if any, goes on */
+}
+
+/* The child of a fork that interrupted gcspy: it never traces. Every gcspy
+ * lock is let go (the interrupted frame, when the handler returns, finds
+ * tracing off under whatever lock it takes and records nothing; no other
+ * thread exists to contend), and the parent's file is closed. */
+void gs_fork_child_untraced(void)
+{
+    atomic_store(&gs_state, GS_STOPPED);
+    for (int i = 0; i < GS_SHARDS; i++)
+        atomic_store(&gs_shards[i].s.lock, 0);
+    gs_stack_unlock();
+    gs_threads_atfork_child();
+    gs_writer_atfork_child();
+    gs_triggers_atfork_child();
+    gs_log("pid %d: forked by a signal handler that interrupted gcspy; this child is not traced",
+           (int)getpid());
 }
 
 static void fork_child(void)
 {
-    if (!gs_tracing()) {
-        gs_tls.in_hook = 0;
+    if (!fork_locked) {
+        if (fork_saved && gs_tracing())
+            gs_fork_child_untraced();
+        gs_tls.in_hook = fork_saved;
         return;
     }
     /* Only this thread exists now: every lock the prepare handler took is

@@ -13,5 +13,7 @@ int gs_core_start(void);             /* constructor: file, writer, atexit, atfor
  * summary, close. */
 void gs_core_exit(int status, int scan);
 void gs_on_exec(const char *path);   /* before the real exec: EXEC, flush */
+/* In the child of a fork that interrupted gcspy: the child never traces. */
+void gs_fork_child_untraced(void);
 
 #endif /* GCSPY_LIFE_H */
