@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <malloc.h>
 #include <paths.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -465,6 +466,42 @@ GS_EXPORT pid_t fork(void)
     if (p == 0)
         gs_fork_child_untraced();
     return p;
+}
+
+/* unshare and setns: the kernel allows a new user namespace, and joining a
+ * user, mount or time namespace, only to a single-threaded process (with
+ * its own file-system context); the writer thread steps aside for the call
+ * (life.c). setns with nstype 0 may join any of them: it steps aside too. */
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x80
+#endif
+
+GS_EXPORT int unshare(int flags)
+{
+    resolve();
+    if (!real_unshare)
+        return (int)syscall(SYS_unshare, flags);
+    int parked = (flags & (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)) && !gs_tls.in_hook
+                     ? gs_alone_begin() : 0;
+    int rc = real_unshare(flags);
+    int e = errno;
+    gs_alone_end(parked);
+    errno = e;
+    return rc;
+}
+
+GS_EXPORT int setns(int fd, int nstype)
+{
+    resolve();
+    if (!real_setns)
+        return (int)syscall(SYS_setns, fd, nstype);
+    int parked = (!nstype || (nstype & (CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWTIME))) && !gs_tls.in_hook
+                     ? gs_alone_begin() : 0;
+    int rc = real_setns(fd, nstype);
+    int e = errno;
+    gs_alone_end(parked);
+    errno = e;
+    return rc;
 }
 
 /* _exit and _Exit end the process without running exit handlers: write the

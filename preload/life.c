@@ -15,6 +15,9 @@
  * (an event in flight was either recorded and counted, or records nothing),
  * and PROCESS_EXIT with TRACE_END goes last, in a chunk of its own.
  *
+ * unshare and setns of the namespaces that want a single thread: the writer
+ * steps aside for the call (gs_alone_begin).
+ *
  * fork: the child writes its own trace (pattern expanded with its pid). It
  * starts with the parent's module map, stack tree and every block live at the
  * fork (ALLOC_EX, fn GS_FN_INHERITED), so the child's trace stands alone.
@@ -221,6 +224,37 @@ void gs_on_exec(const char *path)
     size_t n = path ? strnlen(path, 4096) : 0;
     gs_emit_exec(path, n);
     gs_writer_flush();
+}
+
+/* ---- calls that need a single-threaded process ---- */
+
+/* unshare(CLONE_NEWUSER), setns into a user, mount or time namespace: the
+ * kernel refuses them (EINVAL) in a process with more than one thread, or
+ * whose threads share a file-system context, and gcspy's writer thread
+ * makes every traced process one. For the call's length the writer steps
+ * aside: it is stopped and joined (the file stays open; events wait in
+ * their buffers), and started again after the call, whatever its outcome.
+ * Returns whether it was parked. */
+int gs_alone_begin(void)
+{
+    if (!started || !gs_tracing() || getpid() != gs_pid)
+        return 0;
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1;
+    int parked = gs_writer_park() == 0;
+    gs_restore(saved);
+    return parked;
+}
+
+void gs_alone_end(int parked)
+{
+    if (!parked)
+        return;
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1;
+    if (gs_tracing())
+        gs_writer_start();
+    gs_restore(saved);
 }
 
 /* ---- fork ---- */
