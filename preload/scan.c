@@ -343,11 +343,24 @@ static int run_scan(int trigger, uintptr_t self_sp, struct gs_pool_view *view,
     uint64_t t_stopped = gs_now_fine();
     int nstopped = 0;
     for (int i = 0; i < nth; i++)
-        nstopped += atomic_load(&th[i].state) == 1;
+        nstopped += atomic_load(&th[i].state) == GS_STOP_STOPPED;
 
+    /* A parked thread (it blocks the stop signal: stop.c) is not stopped:
+     * should it wake, it must not change a table under the marker, so every
+     * shard lock is held for the stopped section (stopped threads hold
+     * none: they stop only outside gcspy). */
+    int parked = 0;
+    for (int i = 0; i < nth; i++)
+        parked |= atomic_load(&th[i].state) == GS_STOP_PARKED;
+    if (parked)
+        for (int i = 0; i < GS_SHARDS; i++)
+            gs_spin_lock(&gs_shards[i].s.lock);
     struct heap heap = {NULL, 0, 0};
     uint64_t t_marked = 0;
     int ok = stopped_section(fork_mode, th, nth, self_sp, out, &heap, &t_marked) == 0;
+    if (parked)
+        for (int i = 0; i < GS_SHARDS; i++)
+            gs_spin_unlock(&gs_shards[i].s.lock);
     gs_start_world();
     uint64_t t_end = gs_now_fine();
     gs_roots_free(&roots);
