@@ -246,6 +246,18 @@ struct add_ctx {
     int overflow;
 };
 
+/* Reads lower-case hex digits from *c on, moving *c past them. */
+static uint64_t read_hex(const char **c)
+{
+    uint64_t x = 0;
+    for (;; (*c)++) {
+        int d = **c >= '0' && **c <= '9' ? **c - '0' : **c >= 'a' && **c <= 'f' ? **c - 'a' + 10 : -1;
+        if (d < 0)
+            return x;
+        x = x * 16 + (uint64_t)d;
+    }
+}
+
 /* Parses "N 0xA1 ... 0xA6 0xSP 0xPC" (blocked in call N), "-1 0xSP 0xPC"
  * (blocked outside a call) or "running" from /proc/self/task/TID/syscall.
  * 0 when the thread is blocked (s->sp, s->sc_* set), -1 when it runs. */
@@ -273,14 +285,7 @@ static int read_syscall(int tid, struct gs_stopped *s)
         c++;
         if (c[0] == '0' && c[1] == 'x')
             c += 2;
-        uintptr_t x = 0;
-        for (;; c++) {
-            int d = *c >= '0' && *c <= '9' ? *c - '0' : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10 : -1;
-            if (d < 0)
-                break;
-            x = x * 16 + (uintptr_t)d;
-        }
-        v[k++] = x;
+        v[k++] = (uintptr_t)read_hex(&c);
     }
     if (nr >= 0 && k == 8) {
         memcpy(s->sc_args, v, sizeof s->sc_args);
@@ -310,13 +315,7 @@ static int blocks_stop_signal(int tid)
     c += 8;
     while (*c == ' ' || *c == '\t')
         c++;
-    uint64_t mask = 0;
-    for (;; c++) {
-        int d = *c >= '0' && *c <= '9' ? *c - '0' : *c >= 'a' && *c <= 'f' ? *c - 'a' + 10 : -1;
-        if (d < 0)
-            break;
-        mask = mask * 16 + (uint64_t)d;
-    }
+    uint64_t mask = read_hex(&c);
     return (int)((mask >> (gs_stop_sig - 1)) & 1);
 }
 

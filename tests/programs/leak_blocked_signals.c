@@ -42,18 +42,6 @@ static void *blocker(void *arg)
     return (void *)mine;
 }
 
-static __attribute__((noinline)) void keep(void *p)
-{
-    __asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static __attribute__((noinline)) void leak(void)
-{
-    char *p = malloc(1001);
-    memset(p, 1, 1001);
-    keep(p);
-}
-
 int main(void)
 {
     pthread_t t;
@@ -62,7 +50,7 @@ int main(void)
         return 2;
     if (read(ready[0], &c, 1) != 1)
         return 2;
-    leak();
+    leak_bytes(1001, 1);
     clobber_stack();
     return 3;
 }
