@@ -25,9 +25,10 @@
  *    sigsuspend, nanosleep, poll, epoll_wait, ...) has the call made again
  *    when it resumes (restart_call, with the call read from
  *    /proc/self/task/TID/syscall before the signal is sent).
- *  - A thread that blocks the stop signal is not signalled: blocked in the
- *    kernel, it is parked (scanned whole, never stopped: park_task); running,
- *    it makes the stop fail at once. Threads that never acknowledge (they
+ *  - A thread that blocks the stop signal is not signalled when it waits in
+ *    the kernel: it is parked (scanned whole, never stopped: try_park);
+ *    running, it gets the signal and 100 ms to unblock it or to wait in the
+ *    kernel, or the stop fails then (recheck_blocker). Threads that never acknowledge (they
  *    hang inside gcspy, or blocked the signal after they were listed) make
  *    the stop fail after a timeout: the world restarts, the scan is skipped
  *    with one line. A thread that exits meanwhile is dropped.
@@ -321,22 +322,36 @@ static int blocks_stop_signal(int tid)
 
 /* A thread that blocks the stop signal cannot be stopped. Blocked in the
  * kernel (a helper thread waiting for work: node's inspector thread), it
- * is parked instead: its stack is scanned whole, as the kernel reports its
- * stack pointer but not its registers, and the scanner holds every shard
- * lock meanwhile (scan.c), so that if it wakes it waits at its first
- * allocation. One that runs (tried a few times over 5 ms) makes the stop
- * fail at once. */
-static void park_task(struct gs_stopped *s)
+ * is parked instead of signalled: its stack is scanned whole, as the kernel
+ * reports its stack pointer but not its registers, and the scanner holds
+ * every shard lock meanwhile (scan.c), so that if it wakes it waits at its
+ * first allocation. One that runs is signalled all the same (glibc blocks
+ * every signal for a moment in pthread_create, posix_spawn, ...: the
+ * signal waits and stops it when it unblocks); if it still blocks the
+ * signal after GS_BLOCKER_GRACE_NS it is parked if it now waits in the
+ * kernel, and otherwise makes the stop fail then, not after the timeout. */
+#define GS_BLOCKER_GRACE_NS 100000000ull
+
+static int try_park(struct gs_stopped *s)
 {
-    for (int i = 0; i < 5; i++) {
-        if (read_syscall(s->tid, s) == 0 && s->sp) {
-            atomic_store(&s->state, GS_STOP_PARKED);
-            return;
-        }
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
+    if (read_syscall(s->tid, s) || !s->sp)
+        return -1;
+    atomic_store(&s->state, GS_STOP_PARKED);
+    return 0;
+}
+
+/* A signalled thread that has not acknowledged: past the grace, parked,
+ * or known to run with the signal blocked (GS_STOP_RUNNING). */
+static void recheck_blocker(struct gs_stopped *s, uint64_t now)
+{
+    if (!s->t_blocked || now - s->t_blocked < GS_BLOCKER_GRACE_NS)
+        return;
+    if (!blocks_stop_signal(s->tid)) {
+        s->t_blocked = 0; /* it unblocked: the signal stops it */
+        return;
     }
-    atomic_store(&s->state, GS_STOP_RUNNING);
+    if (try_park(s))
+        atomic_store(&s->state, GS_STOP_RUNNING);
 }
 
 static void add_task(int tid, void *arg)
@@ -360,15 +375,15 @@ static void add_task(int tid, void *arg)
     s->sc_nr = -1;
     nslots++;
     c->added++;
-    if (blocks_stop_signal(tid)) {
-        park_task(s);
+    int blocker = blocks_stop_signal(tid);
+    if (blocker && try_park(s) == 0)
         return;
-    }
     /* What it is blocked in, if anything, for restart_call; read before
      * the signal is sent. */
     if (read_syscall(tid, s))
         s->sc_nr = -1;
     s->sp = 0;
+    s->t_blocked = blocker ? gs_now_fine() | 1 : 0;
     if (syscall(SYS_tgkill, getpid(), tid, gs_stop_sig) != 0)
         atomic_store(&s->state, GS_STOP_GONE); /* already gone */
 }
@@ -385,12 +400,16 @@ static int wait_acks(uint64_t deadline)
 {
     for (;;) {
         int pending = 0;
+        uint64_t now = gs_now_fine();
         for (int i = 0; i < nslots; i++)
             if (atomic_load(&slots[i].state) == GS_STOP_SIGNALLED) {
                 if (!task_alive(slots[i].tid))
                     atomic_store(&slots[i].state, GS_STOP_GONE);
                 else
-                    pending++;
+                    recheck_blocker(&slots[i], now);
+                if (atomic_load(&slots[i].state) == GS_STOP_RUNNING)
+                    return -1;
+                pending += atomic_load(&slots[i].state) == GS_STOP_SIGNALLED;
             }
         if (!pending)
             return 0;
@@ -427,23 +446,22 @@ int gs_stop_world(struct gs_stopped **out, int *n, char *why, size_t whylen)
         if (each_task(add_task, &c))
             break;
         if (wait_acks(deadline)) {
-            int stuck = 0;
+            int stuck = 0, running = 0;
             for (int i = 0; i < nslots; i++)
-                if (atomic_load(&slots[i].state) == GS_STOP_SIGNALLED)
+                if (atomic_load(&slots[i].state) == GS_STOP_RUNNING)
+                    running = slots[i].tid;
+                else if (atomic_load(&slots[i].state) == GS_STOP_SIGNALLED)
                     stuck = slots[i].tid;
-            gs_fmt(why, whylen, "thread %d did not stop within 3 s (it blocks signal %d?)", stuck,
-                   gs_stop_sig);
+            if (running)
+                gs_fmt(why, whylen, "thread %d blocks signal %d and does not wait in the kernel",
+                       running, gs_stop_sig);
+            else
+                gs_fmt(why, whylen, "thread %d did not stop within 3 s (it blocks signal %d?)",
+                       stuck, gs_stop_sig);
             gs_start_world();
             return -1;
         }
     } while (c.added && !c.overflow);
-    for (int i = 0; i < nslots && !c.overflow; i++)
-        if (atomic_load(&slots[i].state) == GS_STOP_RUNNING) {
-            gs_fmt(why, whylen, "thread %d blocks signal %d and does not wait in the kernel",
-                   slots[i].tid, gs_stop_sig);
-            gs_start_world();
-            return -1;
-        }
     if (c.overflow) {
         gs_fmt(why, whylen, "more than %d threads", GS_MAX_STOPPED);
         gs_start_world();

@@ -16,7 +16,8 @@ enum {
     GS_STOP_GONE = 2,    /* exited meanwhile */
     GS_STOP_PARKED = 3,  /* blocks the signal, blocked in the kernel: sp from
                           * /proc, no registers; not stopped (stop.c) */
-    GS_STOP_RUNNING = 4, /* blocks the signal and runs: the stop fails */
+    GS_STOP_RUNNING = 4, /* blocks the signal and runs past the grace: the
+                          * stop fails */
 };
 
 struct gs_stopped {
@@ -31,6 +32,7 @@ struct gs_stopped {
     long sc_nr;
     uintptr_t sc_args[6];
     uintptr_t sc_pc;
+    uint64_t t_blocked; /* signalled while it blocked the signal (when), or 0 */
 };
 
 /* Picks the stop signal (a real-time one nobody handles); 0 or -1. */

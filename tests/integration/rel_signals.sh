@@ -3,8 +3,8 @@
 # (tests/programs/rel_sigblock.c):
 #   blocked  every thread of the program blocks every signal; periodic scans
 #            every 300 ms and the exit scan meet threads that cannot be
-#            stopped and keep running (allocating): each scan is skipped at
-#            once, with one line naming the thread and the signal for the first (not one per scan interval: once
+#            stopped and keep running (allocating): each scan is skipped
+#            within 100 ms, with one line naming the thread and the signal for the first (not one per scan interval: once
 #            per process), nothing hangs (the whole run within 40 s), the
 #            exit status is the program's (6), the trace is complete and
 #            consistent, with exactly the allocations and frees the program

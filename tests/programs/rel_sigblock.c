@@ -13,8 +13,8 @@
  * keep allocating 3100..3199 bytes and calls exit(6) while they run, so the
  * exit scan meets blocked threads too.
  *
- * Expected under the shim: no hang (each scan gives up at once, the
- * workers running with the signal blocked: one "gcspy: scan skipped: ..."
+ * Expected under the shim: no hang (each scan gives up within 100 ms,
+ * the workers running with the signal blocked: one "gcspy: scan skipped: ..."
  * line for the first); exit status 6; the
  * trace complete and consistent with exactly A allocations and F frees of
  * 3000..3099 bytes, and no completed scan.
