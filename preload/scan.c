@@ -189,7 +189,7 @@ struct snap {
     int direct; /* our own child (subreaper), reaped with wait4 */
 };
 static struct snap snap;
-static _Alignas(64) char helper_stack[64 << 10];
+static _Alignas(64) char helper_stack[256 << 10]; /* bss: untouched pages cost nothing */
 
 /* In the scanning process: mark, leave the results, exit. It is alone: a
  * gcspy lock another thread held at the fork (the writer's registry lock)

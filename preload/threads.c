@@ -32,9 +32,11 @@ static struct gs_thread *threads;          /* every thread struct, live or dead 
 static uint64_t dead_allocs, dead_frees, dead_bytes;
 
 /* The mapping that holds addr, from /proc/self/maps read in 4 KiB pieces
- * with raw system calls (no stdio, no allocation, no lock). *named: the line
- * names a file or a region ("[heap]"): not a stack glibc mapped. 0, or -1. */
-static int map_around(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, int *named)
+ * with raw system calls (no stdio, no allocation, no lock). *stack: the
+ * mapping looks like a stack glibc mapped: anonymous (no file, no "[heap]"),
+ * right above an inaccessible guard mapping (so the kernel did not merge it
+ * with a neighbour, and its start is the stack's bottom). 0, or -1. */
+static int map_around(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, int *stack)
 {
     int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -42,6 +44,8 @@ static int map_around(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, int *named)
     char buf[4096];
     size_t have = 0;
     int rc = -1;
+    uintptr_t prev_hi = 0;
+    int prev_guard = 0;
     for (;;) {
         long n = syscall(SYS_read, fd, buf + have, sizeof buf - have);
         if (n <= 0)
@@ -55,6 +59,7 @@ static int map_around(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, int *named)
                 l = l * 16 + (uintptr_t)(*c <= '9' ? *c - '0' : (*c | 32) - 'a' + 10);
             for (c++; c < nl && *c != ' '; c++)
                 h = h * 16 + (uintptr_t)(*c <= '9' ? *c - '0' : (*c | 32) - 'a' + 10);
+            int guard = c + 4 < nl && c[1] == '-' && c[2] == '-' && c[3] == '-';
             if (l <= addr && addr < h) {
                 /* perms, offset, dev, inode; then the name, if any */
                 for (int f = 0; f < 4 && c < nl; f++) {
@@ -67,9 +72,11 @@ static int map_around(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, int *named)
                     c++;
                 *lo = l;
                 *hi = h;
-                *named = c < nl;
+                *stack = c == nl && prev_guard && prev_hi == l;
                 rc = 0;
             }
+            prev_hi = h;
+            prev_guard = guard;
             line = nl + 1;
         }
         if (!rc)
@@ -89,9 +96,11 @@ static int map_around(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, int *named)
  * first allocation happens inside it (OpenJDK's do) would wait on itself
  * here. The kernel's map of the mapping holding the current frame gives the
  * same bounds for a stack glibc mapped (the mapping ends where the thread
- * descriptor does). A stack the program provided inside some other mapping
- * (the heap) gets the mapping's end as its top and, conservatively, the
- * current frame as its bottom. */
+ * descriptor does, and starts above the guard). Any other stack (one the
+ * program provided inside the heap, one with no guard, which the kernel
+ * may have merged with the mapping below) gets the mapping's end as its top
+ * (it only bounds the frame walk) and, conservatively, the current frame
+ * as its bottom (gs_scrub_stack must never write below the stack). */
 static void thread_bounds(struct gs_thread *th)
 {
     if (th->tid == gs_pid) {
@@ -100,10 +109,10 @@ static void thread_bounds(struct gs_thread *th)
         return;
     }
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0), lo, hi;
-    int named;
-    if (map_around(sp, &lo, &hi, &named))
+    int stack;
+    if (map_around(sp, &lo, &hi, &stack))
         return;
-    th->stack_lo = named ? sp : lo;
+    th->stack_lo = stack ? lo : sp;
     th->stack_hi = hi;
 }
 
