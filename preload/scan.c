@@ -357,7 +357,9 @@ static int run_scan(int trigger, uintptr_t self_sp, struct gs_pool_view *view,
             gs_spin_lock(&gs_shards[i].s.lock);
     struct heap heap = {NULL, 0, 0};
     uint64_t t_marked = 0;
+    errno = 0; /* what failed, if anything does: ENOMEM, or EMFILE from /proc */
     int ok = stopped_section(fork_mode, th, nth, self_sp, out, &heap, &t_marked) == 0;
+    int why = errno;
     if (parked)
         for (int i = 0; i < GS_SHARDS; i++)
             gs_spin_unlock(&gs_shards[i].s.lock);
@@ -366,7 +368,10 @@ static int run_scan(int trigger, uintptr_t self_sp, struct gs_pool_view *view,
     gs_roots_free(&roots);
     gs_pages_free(heap.v, heap.cap * sizeof *heap.v);
     if (!ok) {
-        gs_log("scan skipped: out of memory while the world was stopped");
+        if (why == EMFILE || why == ENFILE || why == EACCES || why == ENOENT)
+            gs_log("scan skipped: /proc/self/maps cannot be read (%s)", strerror(why));
+        else
+            gs_log("scan skipped: out of memory while the world was stopped");
         gs_mark_free(&s);
         free_out(out, out_bytes, fork_mode);
         return -1;

@@ -22,7 +22,7 @@
  *    mid-update.
  *  - The stop is not visible as an interruption: a thread blocked in a call
  *    that a handler makes fail with EINTR whatever SA_RESTART says (pause,
- *    sigsuspend, nanosleep, poll, epoll_wait, ...) has the call made again
+ *    sigsuspend, poll and epoll_wait without a timeout, ...) has it made again
  *    when it resumes (restart_call, with the call read from
  *    /proc/self/task/TID/syscall before the signal is sent).
  *  - A thread that blocks the stop signal is not signalled when it waits in
@@ -42,6 +42,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -63,43 +64,45 @@ static long futex(atomic_uint *w, int op, unsigned v, const struct timespec *ts)
 }
 
 /* The blocking calls a handler interrupts with EINTR whatever SA_RESTART
- * says (signal(7), "Interruption of system calls": never restarted, or
- * restarted only without a handler) and that may safely be made again with
- * the same arguments. connect is not among them (a second call reports the
- * first one's progress); read, write, wait4 and the futex wait without a
- * timeout are restarted by the kernel itself under SA_RESTART. */
-static int restartable(long nr)
+ * says (signal(7), "Interruption of system calls") that may safely be made
+ * again with the same arguments: those with no timeout, an absolute
+ * deadline, or a timeout the kernel rewrites to the time left (select,
+ * pselect6, ppoll). A call with a relative timeout (nanosleep, poll or
+ * epoll_wait with one, a FUTEX_WAIT with one) would start it again in full:
+ * under scans more frequent than its timeout it would never end, so it
+ * keeps its EINTR, as do socket calls (they see EINTR only with a socket
+ * timeout) and connect. read, write, wait4 and the futex wait without a
+ * timeout are restarted by the kernel itself under SA_RESTART. a[] holds
+ * the call's six arguments. */
+static int restartable(long nr, const greg_t *a)
 {
     switch (nr) {
     case SYS_pause:
     case SYS_rt_sigsuspend:
-    case SYS_rt_sigtimedwait:
-    case SYS_nanosleep:
-    case SYS_clock_nanosleep:
-    case SYS_poll:
     case SYS_ppoll:
     case SYS_select:
     case SYS_pselect6:
-    case SYS_epoll_wait:
-    case SYS_epoll_pwait:
-#ifdef SYS_epoll_pwait2
-    case SYS_epoll_pwait2:
-#endif
-    case SYS_futex:
-    case SYS_io_getevents:
     case SYS_msgrcv:
     case SYS_msgsnd:
     case SYS_semop:
-    case SYS_semtimedop:
-    case SYS_accept:
-    case SYS_accept4:
-    case SYS_recvfrom:
-    case SYS_recvmsg:
-    case SYS_recvmmsg:
-    case SYS_sendto:
-    case SYS_sendmsg:
-    case SYS_sendmmsg:
         return 1;
+    case SYS_rt_sigtimedwait:
+    case SYS_epoll_pwait2:
+    case SYS_semtimedop:
+        return a[nr == SYS_rt_sigtimedwait ? 2 : 3] == 0; /* no timeout */
+    case SYS_io_getevents:
+        return a[4] == 0;
+    case SYS_clock_nanosleep:
+        return (a[1] & TIMER_ABSTIME) != 0;
+    case SYS_poll:
+        return (int)a[2] < 0;
+    case SYS_epoll_wait:
+    case SYS_epoll_pwait:
+        return (int)a[3] < 0;
+    case SYS_futex: {
+        int cmd = (int)a[1] & FUTEX_CMD_MASK;
+        return !(cmd == FUTEX_WAIT && a[3]); /* FUTEX_WAIT's timeout is relative */
+    }
     }
     return 0;
 }
@@ -111,20 +114,18 @@ static int restartable(long nr)
  * on the way out, as the kernel restarts a call itself: rax back to the
  * call's number, rip back onto the syscall instruction. Not when another
  * signal the interrupted code accepts is pending: its handler runs next,
- * and the program must see EINTR for it, as without gcspy. A timeout given
- * as a duration (nanosleep, poll, epoll_wait, a relative futex wait) starts
- * again in full; select, pselect6 and ppoll have the time left written back
- * by the kernel, and absolute deadlines are unchanged. */
+ * and the program must see EINTR for it, as without gcspy. */
 static void restart_call(const struct gs_stopped *me, ucontext_t *uc)
 {
     greg_t *g = uc->uc_mcontext.gregs;
-    if (me->sc_nr < 0 || !restartable(me->sc_nr) || (uintptr_t)g[REG_RIP] != me->sc_pc ||
-        g[REG_RAX] != -EINTR)
+    if (me->sc_nr < 0 || (uintptr_t)g[REG_RIP] != me->sc_pc || g[REG_RAX] != -EINTR)
         return;
     const greg_t a[6] = {g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]};
     for (int i = 0; i < 6; i++)
         if ((uintptr_t)a[i] != me->sc_args[i])
             return;
+    if (!restartable(me->sc_nr, a))
+        return;
     const unsigned char *ip = (const unsigned char *)me->sc_pc;
     if (ip[-2] != 0x0f || ip[-1] != 0x05)
         return;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The scans' stop signal is not seen as an interruption
 # (tests/programs/rel_pause.c): eight threads blocked in pause, sigsuspend,
-# nanosleep, poll, epoll_wait, select, ppoll and sem_timedwait (calls a
-# handler makes fail with EINTR whatever SA_RESTART says) meet three API
+# clock_nanosleep to a deadline, poll and epoll_wait without a timeout,
+# select, ppoll and sem_timedwait (calls a handler makes fail with EINTR
+# whatever SA_RESTART says) meet three API
 # scans and the exit scan. Before, every scan woke every one of them
 # ("pause woke: EINTR"). Expected: "woke=0" and no "woke:" line, exit 0;
 # 4 completed scans, each with the 8 threads stopped and no definite leak,

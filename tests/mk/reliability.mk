@@ -25,7 +25,8 @@
 REL_DIR      := $(BUILD)/tests/programs
 REL_CFLAGS   := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -pthread -Iinclude
 REL_SRCS     := $(filter-out tests/programs/rel_tracecount.c tests/programs/rel_mktraces.c \
-                  tests/programs/rel_static.c tests/programs/rel_setuid.c, \
+                  tests/programs/rel_static.c tests/programs/rel_setuid.c \
+                  tests/programs/rel_premalloc.c, \
                   $(wildcard tests/programs/rel_*.c))
 REL_PROGS    := $(REL_SRCS:tests/programs/%.c=$(REL_DIR)/%)
 REL_TOOLS    := $(REL_DIR)/rel_tracecount $(REL_DIR)/rel_mktraces
@@ -46,6 +47,13 @@ $(REL_DIR)/rel_mktraces: tests/programs/rel_mktraces.c $(BUILD)/obj/tests/suppor
 $(REL_DIR)/rel_tracecount: tests/programs/rel_tracecount.c $(BUILD)/obj/analyzer/trace_reader.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -O2 -o $@ $(filter %.c %.o,$^) -lzstd
+
+# rel_premalloc.so: a malloc of its own, preloaded before the shim.
+TEST_DEPS += $(REL_DIR)/rel_premalloc.so
+rel-programs: $(REL_DIR)/rel_premalloc.so
+$(REL_DIR)/rel_premalloc.so: tests/programs/rel_premalloc.c
+	@mkdir -p $(@D)
+	$(CC) $(REL_CFLAGS) -fPIC -shared -o $@ $<
 
 # rel_static: -static, so no loader and no LD_PRELOAD. rel_setuid: run
 # set-user-ID; rel_setuid_linked links the shim directly (absolute RUNPATH:

@@ -4,8 +4,9 @@
  * world for scans (tests/integration/rel_pause.sh).
  *
  * Eight threads each keep a block of 4321 bytes whose only pointer is on
- * their stack, then block forever (or for 1000 s) in one call: pause,
- * sigsuspend (empty mask), nanosleep, poll (no fds, no timeout),
+ * their stack, then block forever (or until a deadline 1000 s away) in one
+ * call: pause, sigsuspend (empty mask), clock_nanosleep (TIMER_ABSTIME),
+ * poll (no fds, no timeout),
  * epoll_wait (no timeout), select (no timeout), ppoll (no timeout),
  * sem_timedwait (a deadline far away). When a call returns, its thread
  * prints "<call> woke: <errno name>" and counts it. Main waits until
@@ -36,7 +37,7 @@
 #include <unistd.h>
 
 #define N 8
-static const char *names[N] = {"pause", "sigsuspend", "nanosleep", "poll",
+static const char *names[N] = {"pause", "sigsuspend", "clock_nanosleep", "poll",
                                "epoll_wait", "select", "ppoll", "sem_timedwait"};
 static const long nrs[N] = {SYS_pause, SYS_rt_sigsuspend, SYS_clock_nanosleep, SYS_poll,
                             SYS_epoll_wait, SYS_pselect6, SYS_ppoll, SYS_futex};
@@ -48,12 +49,18 @@ static void block(int i)
 {
     sigset_t none;
     sigemptyset(&none);
-    struct timespec long_ts = {1000, 0};
     int rc = 0;
     switch (i) {
     case 0: rc = pause(); break;
     case 1: rc = sigsuspend(&none); break;
-    case 2: rc = nanosleep(&long_ts, NULL); break;
+    case 2: {
+        struct timespec dl;
+        clock_gettime(CLOCK_MONOTONIC, &dl);
+        dl.tv_sec += 1000;
+        rc = clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &dl, NULL);
+        rc = rc ? (errno = rc, -1) : 0;
+        break;
+    }
     case 3: rc = poll(NULL, 0, -1); break;
     case 4: {
         struct epoll_event ev;
