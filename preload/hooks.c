@@ -18,10 +18,17 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <malloc.h>
+#include <paths.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -390,4 +397,189 @@ GS_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
     resolve();
     before_exec(file);
     return real_execvpe(file, argv, envp);
+}
+
+GS_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    resolve();
+    char path[40];
+    gs_fmt(path, sizeof path, "/proc/self/fd/%d", fd);
+    before_exec(path);
+    if (real_fexecve)
+        return real_fexecve(fd, argv, envp);
+    return (int)syscall(SYS_execveat, fd, "", argv, envp, AT_EMPTY_PATH);
+}
+
+GS_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
+                       int flags)
+{
+    resolve();
+    before_exec(path);
+    if (real_execveat)
+        return real_execveat(dirfd, path, argv, envp, flags);
+    return (int)syscall(SYS_execveat, dirfd, path, argv, envp, flags);
+}
+
+/* execl, execle and execlp: glibc builds the argument vector and calls its
+ * hidden __execve (or __execvpe), which no hook sees; so they are rebuilt
+ * here the way glibc builds them (the count first, E2BIG past INT_MAX, the
+ * vector on the stack) and go through the hooks above. */
+#define GS_COLLECT_ARGV(arg0, last_named, argv_name, then_envp)               \
+    va_list ap;                                                               \
+    ptrdiff_t argc;                                                           \
+    va_start(ap, last_named);                                                 \
+    for (argc = 1; va_arg(ap, const char *); argc++)                          \
+        if (argc == INT_MAX) {                                                \
+            va_end(ap);                                                       \
+            errno = E2BIG;                                                    \
+            return -1;                                                        \
+        }                                                                     \
+    va_end(ap);                                                               \
+    char *argv_name[argc + 1];                                                \
+    argv_name[0] = (char *)(arg0);                                            \
+    va_start(ap, last_named);                                                 \
+    for (ptrdiff_t i = 1; i <= argc; i++)                                     \
+        argv_name[i] = va_arg(ap, char *);                                    \
+    then_envp;                                                                \
+    va_end(ap);
+
+GS_EXPORT int execl(const char *path, const char *arg, ...)
+{
+    GS_COLLECT_ARGV(arg, arg, argv, (void)0)
+    resolve();
+    before_exec(path);
+    return real_execve(path, argv, environ);
+}
+
+GS_EXPORT int execle(const char *path, const char *arg, ...)
+{
+    char *const *envp;
+    GS_COLLECT_ARGV(arg, arg, argv, envp = va_arg(ap, char *const *))
+    resolve();
+    before_exec(path);
+    return real_execve(path, argv, envp);
+}
+
+GS_EXPORT int execlp(const char *file, const char *arg, ...)
+{
+    GS_COLLECT_ARGV(arg, arg, argv, (void)0)
+    resolve();
+    before_exec(file);
+    return real_execvp(file, argv);
+}
+
+/* fork from a signal handler that interrupted gcspy in this thread (the
+ * recursion flag is set: the program was inside a hook, maybe inside the
+ * real malloc with an arena lock held). glibc's fork in a multi-threaded
+ * process (gcspy's writer makes every traced process one) takes every
+ * malloc arena lock, and would wait forever on the one the interrupted
+ * frame holds, where the same single-threaded program without gcspy forks
+ * fine. Such a fork goes through _Fork (glibc 2.34, POSIX 2024's
+ * async-signal-safe fork): no malloc locks, no pthread_atfork handlers (the
+ * program's own included: POSIX no longer lists fork as async-signal-safe
+ * for that reason), and the child does not trace. Any other fork is the
+ * real one, with gcspy's atfork handlers (life.c). */
+GS_EXPORT pid_t fork(void)
+{
+    resolve();
+    if (!gs_tls.in_hook || !real__Fork)
+        return real_fork ? real_fork() : (pid_t)syscall(SYS_fork);
+    pid_t p = real__Fork();
+    if (p == 0)
+        gs_fork_child_untraced();
+    return p;
+}
+
+/* unshare and setns: the kernel allows a new user namespace, and joining a
+ * user, mount or time namespace, only to a single-threaded process (with
+ * its own file-system context); the writer thread steps aside for the call
+ * (life.c). setns with nstype 0 may join any of them: it steps aside too. */
+#ifndef CLONE_NEWTIME
+#define CLONE_NEWTIME 0x80
+#endif
+
+GS_EXPORT int unshare(int flags)
+{
+    resolve();
+    if (!real_unshare)
+        return (int)syscall(SYS_unshare, flags);
+    int parked = (flags & (CLONE_NEWUSER | CLONE_THREAD | CLONE_SIGHAND | CLONE_VM)) && !gs_tls.in_hook
+                     ? gs_alone_begin() : 0;
+    int rc = real_unshare(flags);
+    int e = errno;
+    gs_alone_end(parked);
+    errno = e;
+    return rc;
+}
+
+GS_EXPORT int setns(int fd, int nstype)
+{
+    resolve();
+    if (!real_setns)
+        return (int)syscall(SYS_setns, fd, nstype);
+    int parked = (!nstype || (nstype & (CLONE_NEWNS | CLONE_NEWUSER | CLONE_NEWTIME))) && !gs_tls.in_hook
+                     ? gs_alone_begin() : 0;
+    int rc = real_setns(fd, nstype);
+    int e = errno;
+    gs_alone_end(parked);
+    errno = e;
+    return rc;
+}
+
+/* quick_exit runs the at_quick_exit handlers and ends through libc's hidden
+ * _exit: the trace is ended first (with the exit scan, as at exit: this is
+ * the program's own, orderly end), then the real function runs; without
+ * it, the hooked _exit (exit_hooks.c) ends the process. */
+GS_EXPORT void quick_exit(int status)
+{
+    resolve();
+    if (!gs_tls.in_hook)
+        gs_core_exit(status, 1);
+    if (real_quick_exit)
+        real_quick_exit(status);
+    _exit(status);
+}
+
+/* daemon(): glibc's parent ends inside it through the hidden _exit, which no
+ * hook sees, so its trace would have no end. It is rebuilt here as glibc
+ * 2.36 has it (misc/daemon.c): fork, the parent ends through the hooked
+ * _exit (exit_hooks.c: the scan, then the trace's end), the
+ * child makes a session, moves to / and points 0, 1 and 2 at /dev/null
+ * unless asked not to (ENODEV when /dev/null is not the null device). */
+GS_EXPORT int daemon(int nochdir, int noclose)
+{
+    resolve();
+    switch (fork()) {
+    case -1:
+        return -1;
+    case 0:
+        break;
+    default:
+        _exit(0);
+    }
+    if (setsid() == -1)
+        return -1;
+    if (!nochdir)
+        (void)chdir("/");
+    if (!noclose) {
+        struct stat st;
+        int fd = open(_PATH_DEVNULL, O_RDWR, 0);
+        if (fd == -1)
+            return -1;
+        if (fstat(fd, &st) != 0) {
+            close(fd);
+            return -1;
+        }
+        if (!S_ISCHR(st.st_mode) || st.st_rdev != makedev(1, 3)) {
+            close(fd);
+            errno = ENODEV;
+            return -1;
+        }
+        (void)dup2(fd, STDIN_FILENO);
+        (void)dup2(fd, STDOUT_FILENO);
+        (void)dup2(fd, STDERR_FILENO);
+        if (fd > 2)
+            (void)close(fd);
+    }
+    return 0;
 }

@@ -15,6 +15,9 @@
  * (an event in flight was either recorded and counted, or records nothing),
  * and PROCESS_EXIT with TRACE_END goes last, in a chunk of its own.
  *
+ * unshare and setns of the namespaces that want a single thread: the writer
+ * steps aside for the call (gs_alone_begin).
+ *
  * fork: the child writes its own trace (pattern expanded with its pid). It
  * starts with the parent's module map, stack tree and every block live at the
  * fork (ALLOC_EX, fn GS_FN_INHERITED), so the child's trace stands alone.
@@ -411,15 +414,57 @@ void gs_on_exec(const char *path)
     gs_writer_flush();
 }
 
+/* ---- calls that need a single-threaded process ---- */
+
+/* unshare(CLONE_NEWUSER), setns into a user, mount or time namespace: the
+ * kernel refuses them (EINVAL) in a process with more than one thread, or
+ * whose threads share a file-system context, and gcspy's writer thread
+ * makes every traced process one. For the call's length the writer steps
+ * aside: it is stopped and joined (the file stays open; events wait in
+ * their buffers), and started again after the call, whatever its outcome.
+ * Returns whether it was parked. */
+int gs_alone_begin(void)
+{
+    if (!started || !gs_tracing() || getpid() != gs_pid)
+        return 0;
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1;
+    int parked = gs_writer_park() == 0;
+    gs_restore(saved);
+    return parked;
+}
+
+void gs_alone_end(int parked)
+{
+    if (!parked)
+        return;
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1;
+    if (gs_tracing())
+        gs_writer_start();
+    gs_restore(saved);
+}
+
 /* ---- fork ---- */
+
+/* A fork from a signal handler that interrupted gcspy in this very thread
+ * (its recursion flag set: a free holding a shard lock, say) cannot take the
+ * locks below, one of which that interrupted frame may hold: the handlers
+ * then take nothing, and the child does not trace (it says so, once). What
+ * each handler did is per thread (a fork is per thread): fork_saved is the
+ * recursion flag the fork found, fork_locked whether the locks were taken. */
+static __thread int fork_saved __attribute__((tls_model("initial-exec")));
+static __thread int fork_locked __attribute__((tls_model("initial-exec")));
 
 /* The lock order of the whole shim, taken in full so that the child finds
  * no lock held by a thread it does not have: writer mutex, stack, meta,
  * shards, threads, buffer pool. */
 static void fork_prepare(void)
 {
+    fork_saved = gs_tls.in_hook;
     gs_tls.in_hook = 1;
-    if (!gs_tracing())
+    fork_locked = !fork_saved && gs_tracing();
+    if (!fork_locked)
         return;
     gs_writer_atfork_lock(0);
     gs_stack_lock();
@@ -432,7 +477,7 @@ static void fork_prepare(void)
 
 static void fork_parent(void)
 {
-    if (gs_tracing()) {
+    if (fork_locked) {
         gs_writer_atfork_unlock(1);
         gs_threads_unlock();
         for (int i = 0; i < GS_SHARDS; i++)
@@ -441,13 +486,32 @@ static void fork_parent(void)
         gs_stack_unlock();
         gs_writer_atfork_unlock(0);
     }
-    gs_tls.in_hook = 0;
+    gs_tls.in_hook = fork_saved; /* the interrupted hook, if any, goes on */
+}
+
+/* The child of a fork that interrupted gcspy: it never traces. Every gcspy
+ * lock is let go (the interrupted frame, when the handler returns, finds
+ * tracing off under whatever lock it takes and records nothing; no other
+ * thread exists to contend), and the parent's file is closed. */
+void gs_fork_child_untraced(void)
+{
+    atomic_store(&gs_state, GS_STOPPED);
+    for (int i = 0; i < GS_SHARDS; i++)
+        atomic_store(&gs_shards[i].s.lock, 0);
+    gs_stack_unlock();
+    gs_threads_atfork_child();
+    gs_writer_atfork_child();
+    gs_triggers_atfork_child();
+    gs_log("pid %d: forked by a signal handler that interrupted gcspy; this child is not traced",
+           (int)getpid());
 }
 
 static void fork_child(void)
 {
-    if (!gs_tracing()) {
-        gs_tls.in_hook = 0;
+    if (!fork_locked) {
+        if (fork_saved && gs_tracing())
+            gs_fork_child_untraced();
+        gs_tls.in_hook = fork_saved;
         return;
     }
     /* Only this thread exists now: every lock the prepare handler took is

@@ -25,5 +25,11 @@ struct gs_exit_from {
 };
 extern __thread struct gs_exit_from gs_exit_from;
 void gs_on_exec(const char *path);   /* before the real exec: EXEC, flush */
+/* Around a call the kernel allows only in a single-threaded process: the
+ * writer thread is parked (begin returns 1) and started again (end). */
+int gs_alone_begin(void);
+void gs_alone_end(int parked);
+/* In the child of a fork that interrupted gcspy: the child never traces. */
+void gs_fork_child_untraced(void);
 
 #endif /* GCSPY_LIFE_H */

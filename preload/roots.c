@@ -6,7 +6,9 @@
  *
  * Roots are:
  *  - every stopped thread's saved registers, and its stack from the saved
- *    stack pointer (less the 128-byte red zone) to the end of the stack's
+ *    stack pointer (less the 128-byte red zone) (a parked thread's, which
+ *    blocks the stop signal: no registers, the whole stack) to the end of
+ *    the stack's
  *    mapping, which for threads made by pthread also holds their static TLS
  *    and TCB (hence the DTV, hence dynamic TLS blocks);
  *  - the scanning thread's own stack from its current frame, when it is a
@@ -369,14 +371,20 @@ static int add_stacks(struct gs_roots *r, struct collect *c, const struct gs_sto
     for (size_t i = 0; i < nself_regs; i++)
         r->regs[r->nregs++] = self_regs[i];
     for (int i = 0; i < nth; i++) {
-        if (atomic_load(&th[i].state) != 1)
+        int st = atomic_load(&th[i].state);
+        if (st != GS_STOP_STOPPED && st != GS_STOP_PARKED)
             continue;
-        memcpy(r->regs + r->nregs, th[i].regs, sizeof th[i].regs);
-        r->nregs += GS_NREGS;
+        if (st == GS_STOP_STOPPED) {
+            memcpy(r->regs + r->nregs, th[i].regs, sizeof th[i].regs);
+            r->nregs += GS_NREGS;
+        }
         const struct map *m = map_of(c->maps, c->nmaps, th[i].sp);
         if (!m)
             continue;
-        uintptr_t lo = th[i].sp - 128 > m->lo ? th[i].sp - 128 : m->lo;
+        /* A parked thread (stop.c) may wake and move its stack pointer: its
+         * whole stack mapping is scanned. */
+        uintptr_t lo = st == GS_STOP_PARKED ? m->lo
+                       : th[i].sp - 128 > m->lo ? th[i].sp - 128 : m->lo;
         if (push_range(&r->r, &r->n, &r->cap, lo & ~(uintptr_t)7, m->hi) ||
             exclude(c, m->lo, m->hi))
             return -1;

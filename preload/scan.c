@@ -4,10 +4,11 @@
  *
  *  1. Allocate, with the world running, everything the stopped section
  *     needs where its size is known (mark stack, interior list, results).
- *  2. Stop the world (stop.c). In fork mode, fork right away (a raw clone
- *     with no exit signal, so the program's waitpid never sees it), restart
- *     the world, and do the rest in the child, which writes its results to a
- *     shared mapping and exits.
+ *  2. Stop the world (stop.c). In fork mode, fork right away (through a
+ *     helper, so that the scanning process is not the program's child and
+ *     none of its waits sees it: start_snapshot), restart the world, and do
+ *     the rest in that process, which writes its results to a shared
+ *     mapping and exits.
  *  3. The marker's pass over the table, the roots (roots.c), marking
  *     (mark.c) and classification (classify.c).
  *  4. Restart the world, and only then write SCAN_BEGIN, one SCAN_BLOCK per
@@ -26,9 +27,13 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <linux/futex.h>
+#include <poll.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -46,7 +51,9 @@ static void (*stack_bits)(const uint8_t **bits, uint32_t *nbits);
 
 /* Results and counters, as the fork mode's child leaves them for the parent. */
 struct shared_out {
-    uint64_t done, nres, bytes_scanned, visited, live_blocks, live_bytes, t_marked, unreadable;
+    unsigned state; /* fork mode: 0 running, 1 done, 2 failed (a futex word) */
+    unsigned pad;
+    uint64_t nres, bytes_scanned, visited, live_blocks, live_bytes, t_marked, unreadable;
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
     struct gs_scan_result res[];
 };
@@ -167,13 +174,99 @@ static void load_out(const struct shared_out *out)
     memcpy(s.cls_bytes, out->cls_bytes, sizeof s.cls_bytes);
 }
 
-/* 2-3 while the world is stopped: in place, or (fork mode) in a child that
- * leaves everything in out, so that the pause is just the fork. The child
- * is alone: a gcspy lock another thread held at the fork (the writer's
- * registry lock) is reset there first. Returns 0, or -1. */
+/* Fork mode's snapshot is taken by a process that is never the program's
+ * child, so that no wait of the program (waitpid(-1, __WALL)) sees it alive
+ * or reaps it: a helper sharing our memory and files (clone with CLONE_VM,
+ * CLONE_VFORK: no page tables copied, and we wait for its end) forks the
+ * scanning process and exits; we reap the helper before the world restarts,
+ * while every program thread is stopped; the scanning process, orphaned, is
+ * the init process's (it exits with SIGCHLD to its new parent, which reaps
+ * it). We learn of its end through a pidfd (CLONE_PIDFD, Linux 5.2; made in
+ * our file table, closed once read) and the futex word it sets when done.
+ * A process that is a child subreaper would get the orphan back, as its
+ * child: there the scanning process is our direct child, as before (a
+ * clone with no exit signal, reaped by us; visible to __WALL waits). */
+struct snap {
+    const struct gs_stopped *th;
+    int nth;
+    int self_is_program;
+    uintptr_t root_sp;
+    struct shared_out *out;
+    struct heap *heap;
+    pid_t pid;
+    int pidfd;
+    int direct; /* our own child (subreaper), reaped with wait4 */
+};
+static struct snap snap;
+static _Alignas(64) char helper_stack[256 << 10]; /* bss: untouched pages cost nothing */
+
+/* In the scanning process: mark, leave the results, exit. It is alone: a
+ * gcspy lock another thread held at the fork (the writer's registry lock)
+ * is reset first. */
+static _Noreturn void snapshot_main(void)
+{
+    gs_pages_atfork_child();
+    struct shared_out *out = snap.out;
+    unsigned st = 2;
+    if (mark_and_classify(snap.th, snap.nth, snap.root_sp, snap.self_is_program, snap.heap) == 0) {
+        save_out(out);
+        out->t_marked = gs_now_fine();
+        st = 1;
+    }
+    __atomic_store_n(&out->state, st, __ATOMIC_RELEASE);
+    syscall(SYS_futex, &out->state, FUTEX_WAKE, 1, NULL, NULL, 0);
+    syscall(SYS_exit_group, 0);
+    __builtin_unreachable();
+}
+
+/* The helper: runs on helper_stack in our memory, with our files, while
+ * the scanning thread waits in clone (CLONE_VFORK). Raw system calls only. */
+static int helper_main(void *arg)
+{
+    (void)arg;
+    int pidfd = -1;
+    long pid = syscall(SYS_clone, CLONE_PIDFD /* no exit signal */, 0, &pidfd, 0, 0);
+    if (pid < 0) { /* a kernel without CLONE_PIDFD */
+        pidfd = -1;
+        pid = syscall(SYS_clone, 0, 0, 0, 0, 0);
+    }
+    if (pid == 0)
+        snapshot_main();
+    snap.pid = (pid_t)pid;
+    snap.pidfd = pidfd;
+    return 0;
+}
+
+static int start_snapshot(void)
+{
+    int subreaper = 0;
+    if (syscall(SYS_prctl, PR_GET_CHILD_SUBREAPER, &subreaper, 0, 0, 0) || subreaper) {
+        snap.direct = 1;
+        long pid = syscall(SYS_clone, 0 /* no signal at exit */, 0, 0, 0, 0);
+        if (pid == 0)
+            snapshot_main();
+        snap.pid = (pid_t)pid;
+        return pid < 0 ? -1 : 0;
+    }
+    pid_t h = clone(helper_main, helper_stack + sizeof helper_stack,
+                    CLONE_VM | CLONE_VFORK | CLONE_FILES /* no exit signal */, NULL);
+    if (h < 0)
+        return -1;
+    while (syscall(SYS_wait4, h, NULL, __WCLONE, NULL) < 0 && errno == EINTR)
+        ;
+    /* glibc declares clone a leaf (it never calls back into this file), so
+     * the compiler would keep its idea of snap across it: the helper wrote
+     * it. */
+    __asm__ volatile("" : : : "memory");
+    return snap.pid < 0 ? -1 : 0;
+}
+
+/* 2-3 while the world is stopped: in place, or (fork mode) in the scanning
+ * process, which leaves everything in out, so that the pause is just the
+ * fork. Returns 0, or -1. */
 static int stopped_section(int fork_mode, const struct gs_stopped *th, int nth,
                            uintptr_t self_sp, struct shared_out *out, struct heap *heap,
-                           pid_t *child, uint64_t *t_marked)
+                           uint64_t *t_marked)
 {
     memset(&roots, 0, sizeof roots);
     uintptr_t here = (uintptr_t)__builtin_frame_address(0);
@@ -184,26 +277,38 @@ static int stopped_section(int fork_mode, const struct gs_stopped *th, int nth,
         *t_marked = gs_now_fine();
         return 0;
     }
-    *child = (pid_t)syscall(SYS_clone, 0 /* no signal at exit */, 0, 0, 0, 0);
-    if (*child == 0) {
-        gs_pages_atfork_child();
-        if (mark_and_classify(th, nth, root_sp, self_sp != 0, heap) == 0) {
-            save_out(out);
-            out->t_marked = gs_now_fine();
-            __atomic_store_n(&out->done, 1, __ATOMIC_RELEASE);
-        }
-        syscall(SYS_exit_group, 0);
-    }
-    return *child < 0 ? -1 : 0;
+    snap = (struct snap){th, nth, self_sp != 0, root_sp, out, heap, -1, -1, 0};
+    return start_snapshot();
 }
 
-/* Fork mode, world running: the child's results. 0, or -1 when it failed. */
-static int collect_child(pid_t child, const struct shared_out *out, uint64_t *t_marked)
+/* Fork mode, world running: the scanning process's results. 0, or -1 when
+ * it failed (it ended without leaving them). */
+static int collect_child(const struct shared_out *out, uint64_t *t_marked)
 {
-    int st;
-    while (syscall(SYS_wait4, child, &st, __WCLONE, NULL) < 0 && errno == EINTR)
-        ;
-    if (!__atomic_load_n(&out->done, __ATOMIC_ACQUIRE))
+    int ended = 0;
+    while (!__atomic_load_n(&out->state, __ATOMIC_ACQUIRE) && !ended) {
+        if (snap.direct) {
+            int st;
+            ended = syscall(SYS_wait4, snap.pid, &st, __WCLONE | WNOHANG, NULL) == snap.pid;
+        } else if (snap.pidfd >= 0) {
+            struct pollfd p = {snap.pidfd, POLLIN, 0};
+            ended = poll(&p, 1, 0) == 1;
+        } else {
+            ended = kill(snap.pid, 0) != 0 && errno == ESRCH;
+        }
+        struct timespec ts = {0, 10000000};
+        if (!ended)
+            syscall(SYS_futex, &out->state, FUTEX_WAIT, 0, &ts, NULL, 0);
+    }
+    if (snap.direct && !ended) {
+        int st;
+        while (syscall(SYS_wait4, snap.pid, &st, __WCLONE, NULL) < 0 && errno == EINTR)
+            ;
+    }
+    if (snap.pidfd >= 0)
+        close(snap.pidfd);
+    snap.pidfd = -1;
+    if (__atomic_load_n(&out->state, __ATOMIC_ACQUIRE) != 1)
         return -1;
     load_out(out);
     *t_marked = out->t_marked;
@@ -247,14 +352,26 @@ static int run_scan(int trigger, uintptr_t self_sp, struct gs_pool_view *view,
     uint64_t t_stopped = gs_now_fine();
     int nstopped = 0;
     for (int i = 0; i < nth; i++)
-        nstopped += atomic_load(&th[i].state) == 1;
+        nstopped += atomic_load(&th[i].state) == GS_STOP_STOPPED;
 
+    /* A parked thread (it blocks the stop signal: stop.c) is not stopped:
+     * should it wake, it must not change a table under the marker, so every
+     * shard lock is held for the stopped section (stopped threads hold
+     * none: they stop only outside gcspy). */
+    int parked = 0;
+    for (int i = 0; i < nth; i++)
+        parked |= atomic_load(&th[i].state) == GS_STOP_PARKED;
+    if (parked)
+        for (int i = 0; i < GS_SHARDS; i++)
+            gs_spin_lock(&gs_shards[i].s.lock);
     struct heap heap = {NULL, 0, 0};
     uint64_t t_marked = 0;
-    pid_t child = -1;
     errno = 0; /* what failed, if anything does: ENOMEM, or EMFILE from /proc */
-    int ok = stopped_section(fork_mode, th, nth, self_sp, out, &heap, &child, &t_marked) == 0;
+    int ok = stopped_section(fork_mode, th, nth, self_sp, out, &heap, &t_marked) == 0;
     int why = errno;
+    if (parked)
+        for (int i = 0; i < GS_SHARDS; i++)
+            gs_spin_unlock(&gs_shards[i].s.lock);
     gs_start_world();
     uint64_t t_end = gs_now_fine();
     gs_roots_free(&roots);
@@ -268,7 +385,7 @@ static int run_scan(int trigger, uintptr_t self_sp, struct gs_pool_view *view,
         free_out(out, out_bytes, fork_mode);
         return -1;
     }
-    if (fork_mode && collect_child(child, out, &t_marked)) {
+    if (fork_mode && collect_child(out, &t_marked)) {
         gs_log("scan skipped: the scanning child failed");
         gs_mark_free(&s);
         munmap(out, out_bytes);

@@ -210,5 +210,6 @@ extern int gs_own_tids[GS_MAX_OWN];
 extern int gs_own_ntids;
 extern uintptr_t gs_own_stack_hint[GS_MAX_OWN];
 void gs_own_thread_add(int tid);
+void gs_own_thread_remove(int tid); /* the thread ended (writer parked) */
 
 #endif /* GCSPY_SHIM_H */

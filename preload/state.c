@@ -44,3 +44,12 @@ void gs_own_thread_add(int tid)
     if (gs_own_ntids < GS_MAX_OWN)
         gs_own_tids[gs_own_ntids++] = tid;
 }
+
+void gs_own_thread_remove(int tid)
+{
+    for (int i = 0; i < gs_own_ntids; i++)
+        if (gs_own_tids[i] == tid) {
+            gs_own_tids[i] = gs_own_tids[--gs_own_ntids];
+            return;
+        }
+}

@@ -20,9 +20,18 @@
  *    path (gs_leave, shim.h) re-raises the signal once the thread has left
  *    gcspy. So a stopped world never has a gcspy lock held or a table
  *    mid-update.
- *  - Threads that never acknowledge (they block the signal, or hang inside
- *    gcspy) make the stop fail after a timeout: the world restarts, the scan
- *    is skipped with one line. A thread that exits meanwhile is dropped.
+ *  - The stop is not visible as an interruption: a thread blocked in a call
+ *    that a handler makes fail with EINTR whatever SA_RESTART says (pause,
+ *    sigsuspend, poll and epoll_wait without a timeout, ...) has it made again
+ *    when it resumes (restart_call, with the call read from
+ *    /proc/self/task/TID/syscall before the signal is sent).
+ *  - A thread that blocks the stop signal is not signalled when it waits in
+ *    the kernel: it is parked (scanned whole, never stopped: try_park);
+ *    running, it gets the signal and 100 ms to unblock it or to wait in the
+ *    kernel, or the stop fails then (recheck_blocker). Threads that never acknowledge (they
+ *    hang inside gcspy, or blocked the signal after they were listed) make
+ *    the stop fail after a timeout: the world restarts, the scan is skipped
+ *    with one line. A thread that exits meanwhile is dropped.
  *  - gcspy's own threads (the writer: gs_own_tids, shim.h) and the scanning
  *    thread itself are not stopped.
  */
@@ -33,6 +42,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -51,6 +61,82 @@ static atomic_uint resume_word;
 static long futex(atomic_uint *w, int op, unsigned v, const struct timespec *ts)
 {
     return syscall(SYS_futex, w, op, v, ts, NULL, 0);
+}
+
+/* The blocking calls a handler interrupts with EINTR whatever SA_RESTART
+ * says (signal(7), "Interruption of system calls") that may safely be made
+ * again with the same arguments: those with no timeout, an absolute
+ * deadline, or a timeout the kernel rewrites to the time left (select,
+ * pselect6, ppoll). A call with a relative timeout (nanosleep, poll or
+ * epoll_wait with one, a FUTEX_WAIT with one) would start it again in full:
+ * under scans more frequent than its timeout it would never end, so it
+ * keeps its EINTR, as do socket calls (they see EINTR only with a socket
+ * timeout) and connect. read, write, wait4 and the futex wait without a
+ * timeout are restarted by the kernel itself under SA_RESTART. a[] holds
+ * the call's six arguments. */
+static int restartable(long nr, const greg_t *a)
+{
+    switch (nr) {
+    case SYS_pause:
+    case SYS_rt_sigsuspend:
+    case SYS_ppoll:
+    case SYS_select:
+    case SYS_pselect6:
+    case SYS_msgrcv:
+    case SYS_msgsnd:
+    case SYS_semop:
+        return 1;
+    case SYS_rt_sigtimedwait:
+    case SYS_epoll_pwait2:
+    case SYS_semtimedop:
+        return a[nr == SYS_rt_sigtimedwait ? 2 : 3] == 0; /* no timeout */
+    case SYS_io_getevents:
+        return a[4] == 0;
+    case SYS_clock_nanosleep:
+        return (a[1] & TIMER_ABSTIME) != 0;
+    case SYS_poll:
+        return (int)a[2] < 0;
+    case SYS_epoll_wait:
+    case SYS_epoll_pwait:
+        return (int)a[3] < 0;
+    case SYS_futex: {
+        int cmd = (int)a[1] & FUTEX_CMD_MASK;
+        return !(cmd == FUTEX_WAIT && a[3]); /* FUTEX_WAIT's timeout is relative */
+    }
+    }
+    return 0;
+}
+
+/* The stop signal must not be seen as an interruption: when it interrupted
+ * one of the calls above (the one the thread was seen blocked in before it
+ * was signalled: same return address, same six arguments, the kernel's
+ * EINTR in rax, a syscall instruction just before), the call is made again
+ * on the way out, as the kernel restarts a call itself: rax back to the
+ * call's number, rip back onto the syscall instruction. Not when another
+ * signal the interrupted code accepts is pending: its handler runs next,
+ * and the program must see EINTR for it, as without gcspy. */
+static void restart_call(const struct gs_stopped *me, ucontext_t *uc)
+{
+    greg_t *g = uc->uc_mcontext.gregs;
+    if (me->sc_nr < 0 || (uintptr_t)g[REG_RIP] != me->sc_pc || g[REG_RAX] != -EINTR)
+        return;
+    const greg_t a[6] = {g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]};
+    for (int i = 0; i < 6; i++)
+        if ((uintptr_t)a[i] != me->sc_args[i])
+            return;
+    if (!restartable(me->sc_nr, a))
+        return;
+    const unsigned char *ip = (const unsigned char *)me->sc_pc;
+    if (ip[-2] != 0x0f || ip[-1] != 0x05)
+        return;
+    uint64_t pending = 0, blocked;
+    if (syscall(SYS_rt_sigpending, &pending, sizeof pending))
+        return;
+    memcpy(&blocked, &uc->uc_sigmask, sizeof blocked);
+    if (pending & ~blocked & ~(1ull << (gs_stop_sig - 1)))
+        return;
+    g[REG_RAX] = me->sc_nr;
+    g[REG_RIP] -= 2;
 }
 
 static void stop_handler(int sig, siginfo_t *si, void *ucv)
@@ -74,7 +160,7 @@ static void stop_handler(int sig, siginfo_t *si, void *ucv)
             me = &slots[i];
             break;
         }
-    if (!me || atomic_load(&me->state) != 0) {
+    if (!me || atomic_load(&me->state) != GS_STOP_SIGNALLED) {
         errno = saved;
         return;
     }
@@ -83,11 +169,12 @@ static void stop_handler(int sig, siginfo_t *si, void *ucv)
     for (int r = 0; r < GS_NREGS && r < NGREG; r++)
         me->regs[r] = (uintptr_t)uc->uc_mcontext.gregs[r];
     me->sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
-    atomic_store(&me->state, 1);
+    atomic_store(&me->state, GS_STOP_STOPPED);
     atomic_fetch_add(&acks, 1);
     futex(&acks, FUTEX_WAKE_PRIVATE, 1, NULL);
     while (atomic_load(&resume_word) == gen)
         futex(&resume_word, FUTEX_WAIT_PRIVATE, gen, NULL);
+    restart_call(me, uc);
     errno = saved;
 }
 
@@ -161,6 +248,113 @@ struct add_ctx {
     int overflow;
 };
 
+/* Reads lower-case hex digits from *c on, moving *c past them. */
+static uint64_t read_hex(const char **c)
+{
+    uint64_t x = 0;
+    for (;; (*c)++) {
+        int d = **c >= '0' && **c <= '9' ? **c - '0' : **c >= 'a' && **c <= 'f' ? **c - 'a' + 10 : -1;
+        if (d < 0)
+            return x;
+        x = x * 16 + (uint64_t)d;
+    }
+}
+
+/* Parses "N 0xA1 ... 0xA6 0xSP 0xPC" (blocked in call N), "-1 0xSP 0xPC"
+ * (blocked outside a call) or "running" from /proc/self/task/TID/syscall.
+ * 0 when the thread is blocked (s->sp, s->sc_* set), -1 when it runs. */
+static int read_syscall(int tid, struct gs_stopped *s)
+{
+    char path[64], buf[256];
+    gs_fmt(path, sizeof path, "/proc/self/task/%d/syscall", tid);
+    ssize_t n = gs_read_file(path, buf, sizeof buf - 1);
+    if (n <= 0 || (buf[0] != '-' && (buf[0] < '0' || buf[0] > '9')))
+        return -1;
+    buf[n] = 0;
+    uintptr_t v[8] = {0};
+    int k = 0;
+    long nr = 0;
+    const char *c = buf;
+    if (*c == '-') {
+        nr = -1;
+        while (*c && *c != ' ')
+            c++;
+    } else {
+        for (; *c >= '0' && *c <= '9'; c++)
+            nr = nr * 10 + (*c - '0');
+    }
+    while (*c == ' ' && k < 8) {
+        c++;
+        if (c[0] == '0' && c[1] == 'x')
+            c += 2;
+        v[k++] = (uintptr_t)read_hex(&c);
+    }
+    if (nr >= 0 && k == 8) {
+        memcpy(s->sc_args, v, sizeof s->sc_args);
+        s->sp = v[6];
+        s->sc_pc = v[7];
+    } else if (nr < 0 && k == 2) {
+        s->sp = v[0];
+    } else {
+        return -1;
+    }
+    s->sc_nr = nr;
+    return 0;
+}
+
+/* Whether the thread blocks the stop signal (SigBlk in its status). */
+static int blocks_stop_signal(int tid)
+{
+    char path[64], buf[4096];
+    gs_fmt(path, sizeof path, "/proc/self/task/%d/status", tid);
+    ssize_t n = gs_read_file(path, buf, sizeof buf - 1);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *c = strstr(buf, "\nSigBlk:");
+    if (!c)
+        return 0;
+    c += 8;
+    while (*c == ' ' || *c == '\t')
+        c++;
+    uint64_t mask = read_hex(&c);
+    return (int)((mask >> (gs_stop_sig - 1)) & 1);
+}
+
+/* A thread that blocks the stop signal cannot be stopped. Blocked in the
+ * kernel (a helper thread waiting for work: node's inspector thread), it
+ * is parked instead of signalled: its stack is scanned whole, as the kernel
+ * reports its stack pointer but not its registers, and the scanner holds
+ * every shard lock meanwhile (scan.c), so that if it wakes it waits at its
+ * first allocation. One that runs is signalled all the same (glibc blocks
+ * every signal for a moment in pthread_create, posix_spawn, ...: the
+ * signal waits and stops it when it unblocks); if it still blocks the
+ * signal after GS_BLOCKER_GRACE_NS it is parked if it now waits in the
+ * kernel, and otherwise makes the stop fail then, not after the timeout. */
+#define GS_BLOCKER_GRACE_NS 100000000ull
+
+static int try_park(struct gs_stopped *s)
+{
+    if (read_syscall(s->tid, s) || !s->sp)
+        return -1;
+    atomic_store(&s->state, GS_STOP_PARKED);
+    return 0;
+}
+
+/* A signalled thread that has not acknowledged: past the grace, parked,
+ * or known to run with the signal blocked (GS_STOP_RUNNING). */
+static void recheck_blocker(struct gs_stopped *s, uint64_t now)
+{
+    if (!s->t_blocked || now - s->t_blocked < GS_BLOCKER_GRACE_NS)
+        return;
+    if (!blocks_stop_signal(s->tid)) {
+        s->t_blocked = 0; /* it unblocked: the signal stops it */
+        return;
+    }
+    if (try_park(s))
+        atomic_store(&s->state, GS_STOP_RUNNING);
+}
+
 static void add_task(int tid, void *arg)
 {
     struct add_ctx *c = arg;
@@ -179,10 +373,20 @@ static void add_task(int tid, void *arg)
     struct gs_stopped *s = &slots[nslots];
     memset(s, 0, sizeof *s);
     s->tid = tid;
+    s->sc_nr = -1;
     nslots++;
-    if (syscall(SYS_tgkill, getpid(), tid, gs_stop_sig) != 0)
-        atomic_store(&s->state, 2); /* already gone */
     c->added++;
+    int blocker = blocks_stop_signal(tid);
+    if (blocker && try_park(s) == 0)
+        return;
+    /* What it is blocked in, if anything, for restart_call; read before
+     * the signal is sent. */
+    if (read_syscall(tid, s))
+        s->sc_nr = -1;
+    s->sp = 0;
+    s->t_blocked = blocker ? gs_now_fine() | 1 : 0;
+    if (syscall(SYS_tgkill, getpid(), tid, gs_stop_sig) != 0)
+        atomic_store(&s->state, GS_STOP_GONE); /* already gone */
 }
 
 static int task_alive(int tid)
@@ -197,12 +401,16 @@ static int wait_acks(uint64_t deadline)
 {
     for (;;) {
         int pending = 0;
+        uint64_t now = gs_now_fine();
         for (int i = 0; i < nslots; i++)
-            if (atomic_load(&slots[i].state) == 0) {
+            if (atomic_load(&slots[i].state) == GS_STOP_SIGNALLED) {
                 if (!task_alive(slots[i].tid))
-                    atomic_store(&slots[i].state, 2);
+                    atomic_store(&slots[i].state, GS_STOP_GONE);
                 else
-                    pending++;
+                    recheck_blocker(&slots[i], now);
+                if (atomic_load(&slots[i].state) == GS_STOP_RUNNING)
+                    return -1;
+                pending += atomic_load(&slots[i].state) == GS_STOP_SIGNALLED;
             }
         if (!pending)
             return 0;
@@ -239,12 +447,18 @@ int gs_stop_world(struct gs_stopped **out, int *n, char *why, size_t whylen)
         if (each_task(add_task, &c))
             break;
         if (wait_acks(deadline)) {
-            int stuck = 0;
+            int stuck = 0, running = 0;
             for (int i = 0; i < nslots; i++)
-                if (atomic_load(&slots[i].state) == 0)
+                if (atomic_load(&slots[i].state) == GS_STOP_RUNNING)
+                    running = slots[i].tid;
+                else if (atomic_load(&slots[i].state) == GS_STOP_SIGNALLED)
                     stuck = slots[i].tid;
-            gs_fmt(why, whylen, "thread %d did not stop within 3 s (it blocks signal %d?)", stuck,
-                   gs_stop_sig);
+            if (running)
+                gs_fmt(why, whylen, "thread %d blocks signal %d and does not wait in the kernel",
+                       running, gs_stop_sig);
+            else
+                gs_fmt(why, whylen, "thread %d did not stop within 3 s (it blocks signal %d?)",
+                       stuck, gs_stop_sig);
             gs_start_world();
             return -1;
         }

@@ -93,6 +93,7 @@ static atomic_int bp_waiters;   /* threads waiting in backpressure, lock let go 
 static pthread_mutex_t writer_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t writer_thread;
 static atomic_int writer_ready;
+static int writer_tid;
 static int writer_running;
 static atomic_int writer_stop;
 static int fd = -1;
@@ -698,7 +699,8 @@ static void *writer_main(void *arg)
     (void)arg;
     gs_tls.in_hook = 1; /* everything this thread does is gcspy's own */
     int here;
-    gs_own_thread_add(gs_raw_gettid());
+    writer_tid = gs_raw_gettid();
+    gs_own_thread_add(writer_tid);
     gs_own_stack_hint[0] = (uintptr_t)&here;
     atomic_store(&writer_ready, 1);
     while (!atomic_load(&writer_stop) && gs_tracing()) {
@@ -792,18 +794,42 @@ static int writer_is_thread(void)
     return writer_running && pthread_equal(pthread_self(), writer_thread);
 }
 
+static void stop_thread(void)
+{
+    atomic_store(&writer_stop, 1);
+    atomic_fetch_add(&wake_word, 1);
+    futex_wake(&wake_word);
+    /* The writer exits within one round; joining is safe because it never
+     * waits on anything the caller holds. */
+    pthread_join(writer_thread, NULL);
+    writer_running = 0;
+}
+
+int gs_writer_park(void)
+{
+    if (!writer_running || writer_is_thread())
+        return -1;
+    int tid = writer_tid;
+    stop_thread();
+    atomic_store(&writer_ready, 0);
+    gs_own_thread_remove(tid);
+    /* pthread_join returns when the thread's stack is free, which the
+     * kernel signals before the thread leaves the thread group (and drops
+     * its share of the file-system context): wait for that, 100 ms at most. */
+    char task[64];
+    gs_fmt(task, sizeof task, "/proc/self/task/%d", tid);
+    for (int i = 0; i < 2000 && syscall(SYS_faccessat, AT_FDCWD, task, F_OK, 0) == 0; i++) {
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+    }
+    return 0;
+}
+
 int gs_writer_close(const uint8_t *tail, size_t tail_len)
 {
     int rc = -1;
-    if (writer_running && !writer_is_thread()) {
-        atomic_store(&writer_stop, 1);
-        atomic_fetch_add(&wake_word, 1);
-        futex_wake(&wake_word);
-        /* The writer exits within one round; joining is safe because it
-         * never waits on anything the exiting thread holds. */
-        pthread_join(writer_thread, NULL);
-        writer_running = 0;
-    }
+    if (writer_running && !writer_is_thread())
+        stop_thread();
     pthread_mutex_lock(&writer_mu);
     flush_round();
     if (deferred) /* the second round writes what the first deferred */

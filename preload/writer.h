@@ -23,6 +23,10 @@ extern struct gs_stream gs_meta; /* definitions: STACK, MODULE, THREAD_*, ... */
 
 int gs_writer_open(void);      /* opens the trace file; 0 or -1 */
 int gs_writer_start(void);     /* starts the background thread */
+/* Stops the background thread and waits until the kernel no longer counts
+ * it, the file left open (for a call that needs a single-threaded process);
+ * gs_writer_start starts it again. 0, or -1 when it was not running. */
+int gs_writer_park(void);
 /* Writes everything buffered so far, synchronously, from the calling thread. */
 void gs_writer_flush(void);
 /* Final flush, then `tail` (already encoded records) in the last chunk, then

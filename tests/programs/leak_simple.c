@@ -15,21 +15,9 @@
 
 #include "leak_case.h"
 
-static __attribute__((noinline)) void keep(void *p)
-{
-    __asm__ volatile("" : : "r"(p) : "memory");
-}
-
-static __attribute__((noinline)) void leak(void)
-{
-    char *p = malloc(1001);
-    memset(p, 1, 1001);
-    keep(p);
-}
-
 int main(void)
 {
-    leak();
+    leak_bytes(1001, 1);
     clobber_stack();
     return 0;
 }

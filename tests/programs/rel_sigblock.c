@@ -13,8 +13,9 @@
  * keep allocating 3100..3199 bytes and calls exit(6) while they run, so the
  * exit scan meets blocked threads too.
  *
- * Expected under the shim: no hang (each scan gives up after the stop
- * timeout with one "gcspy: scan skipped: ..." line); exit status 6; the
+ * Expected under the shim: no hang (each scan gives up within 100 ms,
+ * the workers running with the signal blocked: one "gcspy: scan skipped: ..."
+ * line for the first); exit status 6; the
  * trace complete and consistent with exactly A allocations and F frees of
  * 3000..3099 bytes, and no completed scan.
  *
