@@ -28,6 +28,7 @@
 #include "modules.h"
 #include "pyframes.h"
 #include "stack.h"
+#include "unwind.h"
 
 /* Node table: open addressing on (parent, ip), plus arrays indexed by id. */
 static atomic_int stack_lock;
@@ -126,16 +127,9 @@ static inline uint64_t stack_hash(const uintptr_t *ips, int n)
     return hash_end(h, n);
 }
 
-uint32_t gs_stack_intern(const uintptr_t *ips, int n)
+/* Interns ips[0..n) whose stack_hash() is h, and caches the id. */
+static uint32_t intern_hashed(struct gs_thread *th, const uintptr_t *ips, int n, uint64_t h)
 {
-    if (n <= 0)
-        return 0;
-    struct gs_thread *th = gs_tls.th;
-    uint64_t h = stack_hash(ips, n);
-    unsigned slot = (unsigned)(h >> 54);
-    if (th && th->cache_hash[slot] == h)
-        return th->cache_id[slot];
-
     /* A new stack may come from a library loaded since we last looked:
      * record the module map first (outside our locks: it takes the loader's). */
     gs_modules_sync();
@@ -148,10 +142,23 @@ uint32_t gs_stack_intern(const uintptr_t *ips, int n)
     gs_spin_unlock(&gs_meta.lock);
     gs_spin_unlock(&stack_lock);
     if (id && th) {
+        unsigned slot = (unsigned)(h >> 54);
         th->cache_hash[slot] = h;
         th->cache_id[slot] = id;
     }
     return id;
+}
+
+uint32_t gs_stack_intern(const uintptr_t *ips, int n)
+{
+    if (n <= 0)
+        return 0;
+    struct gs_thread *th = gs_tls.th;
+    uint64_t h = stack_hash(ips, n);
+    unsigned slot = (unsigned)(h >> 54);
+    if (th && th->cache_hash[slot] == h)
+        return th->cache_id[slot];
+    return intern_hashed(th, ips, n, h);
 }
 
 /* After fork, the child's new trace needs every node again. Caller holds the
@@ -163,6 +170,52 @@ void gs_stack_reemit(void)
             return;
 }
 
+/* The default walk: from the hook's own frame (built with frame pointers)
+ * outwards, one cached rule per return address (unwind.c). A frame is taken
+ * only if its return address lies in executable code of a loaded module
+ * (the rule is not NONE), and each step must move the CFA strictly up the
+ * thread's own stack: every word read lies in [sp, stack_hi), between the
+ * hook's frame and the stack's top, so no value left in rbp by code without
+ * frame pointers can make the walk read elsewhere or fault. A hook frame
+ * outside the thread's known stack (a signal stack, a coroutine's) records
+ * the first frame only. Hashes as it goes (stack_hash()'s function), so the
+ * hot path needs no second pass. */
+static inline int walk(struct gs_thread *th, void *hook_frame, uintptr_t *ips, int max,
+                       uint64_t *hash)
+{
+    const uintptr_t *f = hook_frame;
+    uintptr_t sp = (uintptr_t)hook_frame + 16, fp = f[0], ip = f[1], hi = 0;
+    if (th && (uintptr_t)hook_frame >= th->stack_lo && sp < th->stack_hi)
+        hi = th->stack_hi;
+    gs_unw_check(th);
+    struct gs_unw_rule tmp;
+    uint64_t h = GS_HASH_SEED;
+    int n = 0;
+    while (n < max) {
+        const struct gs_unw_rule *r = gs_unw_rule(th, ip, &tmp);
+        if (r->kind == GS_UNW_NONE)
+            break;
+        ips[n++] = ip;
+        h = hash_step(h, ip);
+        if (r->kind == GS_UNW_LAST)
+            break;
+        /* Unsigned wrap-around of a garbage base lands below sp: rejected. */
+        uintptr_t cfa = (r->kind == GS_UNW_SP ? sp : fp) + (uintptr_t)(intptr_t)r->cfa_off;
+        if (cfa <= sp || cfa > hi || (cfa & 7))
+            break;
+        if (r->fp_off) {
+            uintptr_t at = cfa + (uintptr_t)(intptr_t)r->fp_off;
+            if (at < sp)
+                break;
+            fp = *(const uintptr_t *)at;
+        }
+        ip = ((const uintptr_t *)cfa)[-1];
+        sp = cfa;
+    }
+    *hash = hash_end(h, n);
+    return n;
+}
+
 int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
 {
     int n = 0;
@@ -172,61 +225,37 @@ int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
         int i = 0;
         while (i < got && (uintptr_t)buf[i] >= gs_self_lo && (uintptr_t)buf[i] < gs_self_hi)
             i++;
-        for (; i < got && n < max; i++)
+        /* An address with GS_IP_PYFRAME's bit is no code: never let one
+         * pass for a Python frame. */
+        for (; i < got && n < max && !((uintptr_t)buf[i] & GS_IP_PYFRAME); i++)
             ips[n++] = (uintptr_t)buf[i];
         return gs_py_merge(ips, n, max);
     }
-    struct gs_thread *th = gs_tls.th;
-    uintptr_t hi = th ? th->stack_hi : 0;
-    uintptr_t *fp = hook_frame;
-    while (n < max) {
-        uintptr_t ret = fp[1];
-        if (ret < 4096)
-            break;
-        ips[n++] = ret;
-        uintptr_t next = fp[0];
-        /* Frames grow towards higher addresses as we go outwards; anything
-         * else, or a frame whose two words would reach past the stack's top,
-         * ends the walk (written without pointer arithmetic that could wrap). */
-        if (next <= (uintptr_t)fp || (next & 7) || hi < 16 || next > hi - 16)
-            break;
-        fp = (uintptr_t *)next;
-    }
+    uint64_t h;
+    n = walk(gs_tls.th, hook_frame, ips, max, &h);
     return gs_py_merge(ips, n, max);
 }
 
-/* The hot path of every allocation: the stack's id. With the frame-pointer
- * walker and no Python frames to merge, the walk hashes as it goes and
- * stores nothing: a stack this thread has seen before (the common case)
- * costs one pass over the frames and one cache probe. Anything else takes
- * the general path (capture into an array, merge, intern). The hash is the
- * same as stack_hash()'s, so both paths share the cache. */
+/* The hot path of every allocation: the stack's id. With the default walker
+ * and no Python frames to merge, the walk hashes as it goes: a stack this
+ * thread has seen before (the common case) costs one pass over the frames
+ * and one cache probe, and a new one is interned from the frames the walk
+ * stored. Anything else takes the general path (capture, merge, intern).
+ * The hash is stack_hash()'s, so both paths share the cache. */
 uint32_t gs_stack_id(void *hook_frame)
 {
     struct gs_thread *th = gs_tls.th;
+    uintptr_t ips[GS_MAX_DEPTH];
     if (GS_LIKELY(gs_opt.unwind == GS_UNWIND_FP && th && !gs_py_active())) {
-        uintptr_t *fp = hook_frame;
-        uintptr_t limit = th->stack_hi > 16 ? th->stack_hi - 16 : 0;
-        uint64_t h = GS_HASH_SEED;
-        int n = 0, max = (int)gs_opt.depth;
-        while (n < max) {
-            uintptr_t ret = fp[1], next = fp[0];
-            if (ret < 4096)
-                break;
-            h = hash_step(h, ret);
-            n++;
-            if (next <= (uintptr_t)fp || next > limit || (next & 7))
-                break;
-            fp = (uintptr_t *)next;
-        }
+        uint64_t h;
+        int n = walk(th, hook_frame, ips, (int)gs_opt.depth, &h);
         if (!n)
             return 0;
-        h = hash_end(h, n);
         unsigned slot = (unsigned)(h >> 54);
         if (GS_LIKELY(th->cache_hash[slot] == h))
             return th->cache_id[slot];
+        return intern_hashed(th, ips, n, h);
     }
-    uintptr_t ips[GS_MAX_DEPTH];
     int n = gs_stack_capture(hook_frame, ips, (int)gs_opt.depth);
     return gs_stack_intern(ips, n);
 }

@@ -1,0 +1,45 @@
+/*
+ * Unwind rules (unwind.c): for a return address, how to find its caller's
+ * frame, read once from the module's .eh_frame and kept in a per-thread
+ * cache, so that stack.c's walk goes through code built without frame
+ * pointers and never takes a value that is not a return address into
+ * executable code of a loaded module as a frame.
+ */
+#ifndef GCSPY_UNWIND_H
+#define GCSPY_UNWIND_H
+
+#include "shim.h"
+
+/* The rule of a return address whose entry is not cached yet (or whose
+ * cache is stale), computed into *r (keyed by ip). Returns r. */
+const struct gs_unw_rule *gs_unw_fill(struct gs_unw_rule *r, uintptr_t ip);
+
+/* Bumped whenever a module is loaded or unloaded (modules.c's sync and the
+ * rule lookups both see the loader's counters): a thread whose cache was
+ * filled under another value starts afresh. */
+extern atomic_ullong gs_unw_map_gen;
+
+/* The calling thread's rule for ip: a cache probe, filled on a miss. */
+static inline const struct gs_unw_rule *gs_unw_rule(struct gs_thread *th, uintptr_t ip,
+                                                    struct gs_unw_rule *tmp)
+{
+    if (GS_UNLIKELY(!th))
+        return gs_unw_fill(tmp, ip);
+    struct gs_unw_rule *e = &th->unw[(ip * 0x9E3779B97F4A7C15ull) >> (64 - GS_UNW_BITS)];
+    if (GS_LIKELY(e->ip == ip))
+        return e;
+    return gs_unw_fill(e, ip);
+}
+
+/* Once per walk: forget the thread's rules when the module map changed. */
+static inline void gs_unw_check(struct gs_thread *th)
+{
+    uint64_t g = atomic_load_explicit(&gs_unw_map_gen, memory_order_relaxed);
+    if (GS_UNLIKELY(th && th->unw_gen != g)) {
+        for (unsigned i = 0; i < (1u << GS_UNW_BITS); i++)
+            th->unw[i] = (struct gs_unw_rule){0, 0, 0, 0, 0};
+        th->unw_gen = g;
+    }
+}
+
+#endif /* GCSPY_UNWIND_H */
