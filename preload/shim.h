@@ -158,7 +158,7 @@ struct gs_unw_rule {
     int32_t cfa_off;
     int16_t fp_off;
     uint8_t kind;
-    uint8_t pad;
+    uint8_t std; /* kind FP, cfa_off 16, fp_off -16: the frame-pointer convention */
 };
 #define GS_UNW_BITS 10
 struct gs_thread {
@@ -170,6 +170,7 @@ struct gs_thread {
     uint64_t allocs, frees, bytes;
     uint64_t cache_hash[1024];   /* stack.c: stack hash -> id cache */
     uint32_t cache_id[1024];
+    uint64_t cache_sp[1024];     /* stack.c: the sp an entry holds for (0: any) */
     int py_in_step;              /* pyframes.c: last allocation was inside a step */
     uint64_t py_line_key[512];   /* pyframes.c: (code, offset) -> line cache */
     int32_t py_line[512];

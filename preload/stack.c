@@ -119,6 +119,10 @@ static inline uint64_t hash_end(uint64_t h, int n)
 
 #define GS_HASH_SEED 0x243F6A8885A308D3ull
 
+/* A cache entry's id with this bit: the raw walk's frames do not name the
+ * stack (a caller without frame pointers sits between them): walk again. */
+#define GS_ID_WALK 0x80000000u
+
 static inline uint64_t stack_hash(const uintptr_t *ips, int n)
 {
     uint64_t h = GS_HASH_SEED;
@@ -145,6 +149,7 @@ static uint32_t intern_hashed(struct gs_thread *th, const uintptr_t *ips, int n,
         unsigned slot = (unsigned)(h >> 54);
         th->cache_hash[slot] = h;
         th->cache_id[slot] = id;
+        th->cache_sp[slot] = 0;
     }
     return id;
 }
@@ -157,7 +162,7 @@ uint32_t gs_stack_intern(const uintptr_t *ips, int n)
     uint64_t h = stack_hash(ips, n);
     unsigned slot = (unsigned)(h >> 54);
     if (th && th->cache_hash[slot] == h)
-        return th->cache_id[slot];
+        return th->cache_id[slot] & ~GS_ID_WALK;
     return intern_hashed(th, ips, n, h);
 }
 
@@ -174,14 +179,20 @@ void gs_stack_reemit(void)
  * outwards, one cached rule per return address (unwind.c). A frame is taken
  * only if its return address lies in executable code of a loaded module
  * (the rule is not NONE), and each step must move the CFA strictly up the
- * thread's own stack: every word read lies in [sp, stack_hi), between the
- * hook's frame and the stack's top, so no value left in rbp by code without
- * frame pointers can make the walk read elsewhere or fault. A hook frame
- * outside the thread's known stack (a signal stack, a coroutine's) records
- * the first frame only. Hashes as it goes (stack_hash()'s function), so the
- * hot path needs no second pass. */
+ * thread's own stack: every word read lies in [hook frame, stack_hi), so no
+ * value left in rbp by code without frame pointers can make the walk read
+ * elsewhere or fault. A hook frame outside the thread's known stack (a
+ * signal stack, a coroutine's) records the first frame only. Hashes as it
+ * goes (stack_hash()'s function). *w says how the frames relate to
+ * raw_walk()'s: std_end, the first frame whose rule is not the frame-pointer
+ * convention (n if none), and the last frame's kind. */
+struct walk_info {
+    int std_end;
+    int last_kind;
+};
+
 static inline int walk(struct gs_thread *th, void *hook_frame, uintptr_t *ips, int max,
-                       uint64_t *hash)
+                       uint64_t *hash, struct walk_info *w)
 {
     const uintptr_t *f = hook_frame;
     uintptr_t sp = (uintptr_t)hook_frame + 16, fp = f[0], ip = f[1], hi = 0;
@@ -191,10 +202,15 @@ static inline int walk(struct gs_thread *th, void *hook_frame, uintptr_t *ips, i
     struct gs_unw_rule tmp;
     uint64_t h = GS_HASH_SEED;
     int n = 0;
+    w->std_end = -1;
+    w->last_kind = GS_UNW_NONE;
     while (n < max) {
         const struct gs_unw_rule *r = gs_unw_rule(th, ip, &tmp);
         if (r->kind == GS_UNW_NONE)
             break;
+        if (!r->std && w->std_end < 0)
+            w->std_end = n;
+        w->last_kind = r->kind;
         ips[n++] = ip;
         h = hash_step(h, ip);
         if (r->kind == GS_UNW_LAST)
@@ -204,14 +220,51 @@ static inline int walk(struct gs_thread *th, void *hook_frame, uintptr_t *ips, i
         if (cfa <= sp || cfa > hi || (cfa & 7))
             break;
         if (r->fp_off) {
+            /* Below the hook's frame only by a rule's large offset; with the
+             * frame-pointer convention never (cfa - 16 > sp - 16), which
+             * raw_walk() relies on. */
             uintptr_t at = cfa + (uintptr_t)(intptr_t)r->fp_off;
-            if (at < sp)
+            if (at < (uintptr_t)hook_frame)
                 break;
             fp = *(const uintptr_t *)at;
         }
         ip = ((const uintptr_t *)cfa)[-1];
         sp = cfa;
     }
+    if (w->std_end < 0)
+        w->std_end = n;
+    *hash = hash_end(h, n);
+    return n;
+}
+
+/* walk() as if every frame followed the frame-pointer convention, with the
+ * same checks, storing nothing: the hot path's first look. Its hash (another
+ * seed: never the id of these frames, but of walk()'s) names the stack only
+ * when walk() has shown that the rules agree (gs_stack_id); *last_sp: the
+ * last frame's sp. */
+#define GS_RAW_SEED 0x13198A2E03707344ull
+
+static inline int raw_walk(struct gs_thread *th, void *hook_frame, int max, uint64_t *hash,
+                           uintptr_t *last_sp)
+{
+    const uintptr_t *f = hook_frame;
+    uintptr_t sp = (uintptr_t)hook_frame + 16, fp = f[0], ip = f[1], hi = 0;
+    if ((uintptr_t)hook_frame >= th->stack_lo && sp < th->stack_hi)
+        hi = th->stack_hi;
+    uint64_t h = GS_RAW_SEED;
+    int n = 0;
+    for (;;) {
+        h = hash_step(h, ip);
+        if (++n >= max)
+            break;
+        uintptr_t cfa = fp + 16;
+        if (cfa <= sp || cfa > hi || (cfa & 7))
+            break;
+        ip = ((const uintptr_t *)cfa)[-1];
+        fp = *(const uintptr_t *)fp;
+        sp = cfa;
+    }
+    *last_sp = sp;
     *hash = hash_end(h, n);
     return n;
 }
@@ -232,30 +285,75 @@ int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
         return gs_py_merge(ips, n, max);
     }
     uint64_t h;
-    n = walk(gs_tls.th, hook_frame, ips, max, &h);
+    struct walk_info w;
+    n = walk(gs_tls.th, hook_frame, ips, max, &h, &w);
     return gs_py_merge(ips, n, max);
 }
 
 /* The hot path of every allocation: the stack's id. With the default walker
- * and no Python frames to merge, the walk hashes as it goes: a stack this
- * thread has seen before (the common case) costs one pass over the frames
- * and one cache probe, and a new one is interned from the frames the walk
- * stored. Anything else takes the general path (capture, merge, intern).
- * The hash is stack_hash()'s, so both paths share the cache. */
+ * and no Python frames to merge, raw_walk() first: where every frame keeps
+ * frame pointers (the common case of code built for it), its hash finds
+ * the id in the thread's cache, at the old frame-pointer walk's cost. The
+ * entry was made by walk() the first time, which also says whether the raw
+ * frames determine walk()'s (they do when walk()'s frames follow the
+ * frame-pointer convention up to an outermost or a non-code frame, or up to
+ * the raw walk's last frame when only glibc's start code (at most two more
+ * frames, the last outermost) lies beyond it: then the entry also holds that
+ * frame's sp, as what lies above a thread's outermost frames does not change
+ * while it runs). Otherwise the entry says "walk": walk() runs every time
+ * and its own hash names the stack. Anything else takes the general path
+ * (capture, merge, intern). */
+/* gs_stack_id's way when the raw walk's hash is not enough: walk(), intern,
+ * and the raw entry for next time (out of line: the hot path keeps a small
+ * frame). */
+static __attribute__((noinline)) uint32_t stack_id_walk(struct gs_thread *th, void *hook_frame,
+                                                       int m, uint64_t rh, uintptr_t last_sp)
+{
+    uintptr_t ips[GS_MAX_DEPTH];
+    uint64_t h;
+    struct walk_info w;
+    int n = walk(th, hook_frame, ips, (int)gs_opt.depth, &h, &w);
+    if (!n)
+        return 0;
+    unsigned slot = (unsigned)(h >> 54);
+    uint32_t id = th->cache_hash[slot] == h ? th->cache_id[slot] & ~GS_ID_WALK
+                                            : intern_hashed(th, ips, n, h);
+    if (!id)
+        return 0;
+    uint32_t flag = GS_ID_WALK;
+    uint64_t want = 0;
+    if (w.std_end == n || (w.std_end == n - 1 && w.last_kind == GS_UNW_LAST)) {
+        flag = 0; /* every frame by the convention, or it ends at an outermost one */
+    } else if (w.std_end == m - 1 && n <= m + 2 && w.last_kind == GS_UNW_LAST) {
+        flag = 0; /* glibc's start code beyond the raw walk's last frame */
+        want = last_sp;
+    }
+    unsigned rslot = (unsigned)(rh >> 54);
+    th->cache_hash[rslot] = rh;
+    th->cache_id[rslot] = id | flag;
+    th->cache_sp[rslot] = want;
+    return id;
+}
+
 uint32_t gs_stack_id(void *hook_frame)
 {
     struct gs_thread *th = gs_tls.th;
-    uintptr_t ips[GS_MAX_DEPTH];
     if (GS_LIKELY(gs_opt.unwind == GS_UNWIND_FP && th && !gs_py_active())) {
-        uint64_t h;
-        int n = walk(th, hook_frame, ips, (int)gs_opt.depth, &h);
-        if (!n)
-            return 0;
-        unsigned slot = (unsigned)(h >> 54);
-        if (GS_LIKELY(th->cache_hash[slot] == h))
-            return th->cache_id[slot];
-        return intern_hashed(th, ips, n, h);
+        uint64_t rh;
+        uintptr_t last_sp;
+        if (GS_UNLIKELY(gs_unw_check(th)))
+            memset(th->cache_hash, 0, sizeof th->cache_hash); /* raw entries name old rules' stacks */
+        int m = raw_walk(th, hook_frame, (int)gs_opt.depth, &rh, &last_sp);
+        unsigned rslot = (unsigned)(rh >> 54);
+        if (GS_LIKELY(th->cache_hash[rslot] == rh)) {
+            uint32_t id = th->cache_id[rslot];
+            uint64_t want = th->cache_sp[rslot];
+            if (GS_LIKELY(!(id & GS_ID_WALK) && (!want || want == last_sp)))
+                return id;
+        }
+        return stack_id_walk(th, hook_frame, m, rh, last_sp);
     }
+    uintptr_t ips[GS_MAX_DEPTH];
     int n = gs_stack_capture(hook_frame, ips, (int)gs_opt.depth);
     return gs_stack_intern(ips, n);
 }

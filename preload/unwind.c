@@ -406,6 +406,7 @@ static void fp_rule(struct gs_unw_rule *r)
     r->kind = GS_UNW_FP;
     r->cfa_off = 16;
     r->fp_off = -16;
+    r->std = 1;
 }
 
 /* The rule of pc in a module whose PT_GNU_EH_FRAME header is hdr. */
@@ -453,6 +454,7 @@ static void rule_of(const struct dl_phdr_info *info, const ElfW(Phdr) *hdr, uint
         return;
     if (signal || r.ra_how == 2) {
         out->kind = GS_UNW_LAST;
+        out->std = 0;
         return;
     }
     if (r.cfa_expr || r.ra_how == 3 || (r.ra_how == 1 && r.ra_off != -8))
@@ -467,6 +469,7 @@ static void rule_of(const struct dl_phdr_info *info, const ElfW(Phdr) *hdr, uint
         return;
     out->cfa_off = (int32_t)r.cfa_off;
     out->fp_off = (int16_t)(r.fp_how == 1 ? r.fp_off : 0);
+    out->std = out->kind == GS_UNW_FP && out->cfa_off == 16 && out->fp_off == -16;
 }
 
 static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)

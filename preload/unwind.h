@@ -31,15 +31,17 @@ static inline const struct gs_unw_rule *gs_unw_rule(struct gs_thread *th, uintpt
     return gs_unw_fill(e, ip);
 }
 
-/* Once per walk: forget the thread's rules when the module map changed. */
-static inline void gs_unw_check(struct gs_thread *th)
+/* Once per walk: forget the thread's rules when the module map changed;
+ * 1 when it did. */
+static inline int gs_unw_check(struct gs_thread *th)
 {
     uint64_t g = atomic_load_explicit(&gs_unw_map_gen, memory_order_relaxed);
-    if (GS_UNLIKELY(th && th->unw_gen != g)) {
-        for (unsigned i = 0; i < (1u << GS_UNW_BITS); i++)
-            th->unw[i] = (struct gs_unw_rule){0, 0, 0, 0, 0};
-        th->unw_gen = g;
-    }
+    if (GS_LIKELY(!th || th->unw_gen == g))
+        return 0;
+    for (unsigned i = 0; i < (1u << GS_UNW_BITS); i++)
+        th->unw[i] = (struct gs_unw_rule){0, 0, 0, 0, 0};
+    th->unw_gen = g;
+    return 1;
 }
 
 #endif /* GCSPY_UNWIND_H */
