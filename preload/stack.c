@@ -191,26 +191,36 @@ struct walk_info {
     int last_kind;
 };
 
-static inline int walk(struct gs_thread *th, void *hook_frame, uintptr_t *ips, int max,
-                       uint64_t *hash, struct walk_info *w)
+static inline __attribute__((always_inline)) int
+walk(struct gs_thread *th, void *hook_frame, uintptr_t *ips, int max, uint64_t *hash,
+     struct walk_info *w)
 {
     const uintptr_t *f = hook_frame;
     uintptr_t sp = (uintptr_t)hook_frame + 16, fp = f[0], ip = f[1], hi = 0;
-    if (th && (uintptr_t)hook_frame >= th->stack_lo && sp < th->stack_hi)
-        hi = th->stack_hi;
-    gs_unw_check(th);
-    struct gs_unw_rule tmp;
+    /* Without a thread struct (its TSD destructors ran), one slot of our
+     * own: every frame a lookup, and the walk ends after the first anyway. */
+    struct gs_unw_rule one = {0, 0, 0, 0, 0}, *rules = &one;
+    uint64_t mask = 0;
+    if (th) {
+        gs_unw_check(th);
+        rules = th->unw;
+        mask = (1u << GS_UNW_BITS) - 1;
+        if ((uintptr_t)hook_frame >= th->stack_lo && sp < th->stack_hi)
+            hi = th->stack_hi;
+    }
     uint64_t h = GS_HASH_SEED;
-    int n = 0;
-    w->std_end = -1;
-    w->last_kind = GS_UNW_NONE;
+    int n = 0, std_end = -1, last_kind = GS_UNW_NONE;
     while (n < max) {
-        const struct gs_unw_rule *r = gs_unw_rule(th, ip, &tmp);
+        struct gs_unw_rule *r = &rules[gs_unw_slot(ip) & mask];
+        if (GS_UNLIKELY(r->ip != ip))
+            gs_unw_fill(r, ip);
         if (r->kind == GS_UNW_NONE)
             break;
-        if (!r->std && w->std_end < 0)
-            w->std_end = n;
-        w->last_kind = r->kind;
+        if (w) {
+            if (!r->std && std_end < 0)
+                std_end = n;
+            last_kind = r->kind;
+        }
         ips[n++] = ip;
         h = hash_step(h, ip);
         if (r->kind == GS_UNW_LAST)
@@ -231,8 +241,10 @@ static inline int walk(struct gs_thread *th, void *hook_frame, uintptr_t *ips, i
         ip = ((const uintptr_t *)cfa)[-1];
         sp = cfa;
     }
-    if (w->std_end < 0)
-        w->std_end = n;
+    if (w) {
+        w->std_end = std_end < 0 ? n : std_end;
+        w->last_kind = last_kind;
+    }
     *hash = hash_end(h, n);
     return n;
 }
@@ -285,8 +297,7 @@ int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
         return gs_py_merge(ips, n, max);
     }
     uint64_t h;
-    struct walk_info w;
-    n = walk(gs_tls.th, hook_frame, ips, max, &h, &w);
+    n = walk(gs_tls.th, hook_frame, ips, max, &h, NULL);
     return gs_py_merge(ips, n, max);
 }
 

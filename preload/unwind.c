@@ -145,6 +145,19 @@ static void set_rule(struct row *r, uint64_t reg, const struct cie *c, uint8_t h
     }
 }
 
+/* DW_CFA_restore: reg's rule as the CIE left it (init; NULL while the
+ * CIE's own instructions run). */
+static void restore_rule(struct row *r, uint64_t reg, const struct cie *c, const struct row *init)
+{
+    if (init && reg == REG_RBP) {
+        r->fp_how = init->fp_how;
+        r->fp_off = init->fp_off;
+    } else if (init && reg == c->ra_reg) {
+        r->ra_how = init->ra_how;
+        r->ra_off = init->ra_off;
+    }
+}
+
 #define GS_CFA_STATES 8
 #define GS_CFA_MAX_OPS 4096
 
@@ -170,14 +183,7 @@ static int run_cfa(const uint8_t *p, const uint8_t *end, uintptr_t loc, uintptr_
             set_rule(r, op & 0x3f, c, 1, (int64_t)uleb(&p, end) * c->data_align);
             continue;
         case 0xc0:
-            reg = op & 0x3f;
-            if (init && reg == REG_RBP) {
-                r->fp_how = init->fp_how;
-                r->fp_off = init->fp_off;
-            } else if (init && reg == c->ra_reg) {
-                r->ra_how = init->ra_how;
-                r->ra_off = init->ra_off;
-            }
+            restore_rule(r, op & 0x3f, c, init);
             continue;
         }
         switch (op) {
@@ -214,14 +220,7 @@ static int run_cfa(const uint8_t *p, const uint8_t *end, uintptr_t loc, uintptr_
             set_rule(r, reg, c, 1, -(int64_t)uleb(&p, end) * c->data_align);
             break;
         case 0x06: /* restore_extended */
-            reg = uleb(&p, end);
-            if (init && reg == REG_RBP) {
-                r->fp_how = init->fp_how;
-                r->fp_off = init->fp_off;
-            } else if (init && reg == c->ra_reg) {
-                r->ra_how = init->ra_how;
-                r->ra_off = init->ra_off;
-            }
+            restore_rule(r, uleb(&p, end), c, init);
             break;
         case 0x07: /* undefined */
             set_rule(r, uleb(&p, end), c, 2, 0);

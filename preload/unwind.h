@@ -11,7 +11,7 @@
 #include "shim.h"
 
 /* The rule of a return address whose entry is not cached yet (or whose
- * cache is stale), computed into *r (keyed by ip). Returns r. */
+ * cache was emptied), computed into *r (keyed by ip). Returns r. */
 const struct gs_unw_rule *gs_unw_fill(struct gs_unw_rule *r, uintptr_t ip);
 
 /* Bumped whenever a module is loaded or unloaded (modules.c's sync and the
@@ -19,16 +19,10 @@ const struct gs_unw_rule *gs_unw_fill(struct gs_unw_rule *r, uintptr_t ip);
  * filled under another value starts afresh. */
 extern atomic_ullong gs_unw_map_gen;
 
-/* The calling thread's rule for ip: a cache probe, filled on a miss. */
-static inline const struct gs_unw_rule *gs_unw_rule(struct gs_thread *th, uintptr_t ip,
-                                                    struct gs_unw_rule *tmp)
+/* ip's slot in a thread's rules (struct gs_thread's unw), before the mask. */
+static inline uint64_t gs_unw_slot(uintptr_t ip)
 {
-    if (GS_UNLIKELY(!th))
-        return gs_unw_fill(tmp, ip);
-    struct gs_unw_rule *e = &th->unw[(ip * 0x9E3779B97F4A7C15ull) >> (64 - GS_UNW_BITS)];
-    if (GS_LIKELY(e->ip == ip))
-        return e;
-    return gs_unw_fill(e, ip);
+    return (ip * 0x9E3779B97F4A7C15ull) >> (64 - GS_UNW_BITS);
 }
 
 /* Once per walk: forget the thread's rules when the module map changed;
