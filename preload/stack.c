@@ -211,9 +211,10 @@ walk(struct gs_thread *th, void *hook_frame, uintptr_t *ips, int max, uint64_t *
     uint64_t h = GS_HASH_SEED;
     int n = 0, std_end = -1, last_kind = GS_UNW_NONE;
     while (n < max) {
-        struct gs_unw_rule *r = &rules[gs_unw_slot(ip) & mask];
+        uint64_t i = gs_unw_slot(ip) & mask;
+        struct gs_unw_rule *r = &rules[i];
         if (GS_UNLIKELY(r->ip != ip))
-            gs_unw_fill(r, ip);
+            r = gs_unw_miss(rules, i, mask, ip);
         if (r->kind == GS_UNW_NONE)
             break;
         if (w) {

@@ -25,6 +25,23 @@ static inline uint64_t gs_unw_slot(uintptr_t ip)
     return (ip * 0x9E3779B97F4A7C15ull) >> (64 - GS_UNW_BITS);
 }
 
+/* ip's rule when its slot i holds another: the rules are two-way (slots i
+ * and i ^ 1), the one used last in slot i, so that two return addresses of
+ * one stack that share a slot cost a swap per walk, not a lookup. */
+static inline struct gs_unw_rule *gs_unw_miss(struct gs_unw_rule *rules, uint64_t i,
+                                              uint64_t mask, uintptr_t ip)
+{
+    struct gs_unw_rule *o = &rules[(i ^ 1) & mask], last = rules[i];
+    if (o->ip == ip) {
+        rules[i] = *o;
+        *o = last;
+        return &rules[i];
+    }
+    *o = last;
+    gs_unw_fill(&rules[i], ip);
+    return &rules[i];
+}
+
 /* Once per walk: forget the thread's rules when the module map changed;
  * 1 when it did. */
 static inline int gs_unw_check(struct gs_thread *th)
