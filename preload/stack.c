@@ -2,12 +2,16 @@
  * Call stacks: capture at each allocation, and interning so each distinct
  * stack is written once and events carry a small id.
  *
- * Capture walks frame pointers by default (GCSPY_UNWIND=fp): a handful of
- * loads per frame, the cost LeakSanitizer pays. Every frame pointer is
- * checked against the thread's stack bounds before it is dereferenced, so
- * code built without frame pointers ends the walk early but can never make it
- * fault. GCSPY_UNWIND=libunwind uses DWARF unwind tables instead: complete
- * stacks through any code, several times slower.
+ * Capture by default (GCSPY_UNWIND=fp) steps from frame to frame by a rule
+ * per return address (unwind.c: the frame-pointer convention where the code
+ * keeps frame pointers, the module's .eh_frame where it does not), cached
+ * per thread; a return address outside executable code ends the walk, and
+ * every word read is checked against the thread's stack bounds first, so
+ * garbage where a frame pointer would be can neither become a frame nor make
+ * the walk fault. On the hot path a plain frame-pointer walk (a handful of
+ * loads per frame, the cost LeakSanitizer pays) finds the id when the rules
+ * have shown that its frames name the stack (gs_stack_id).
+ * GCSPY_UNWIND=libunwind walks with libunwind instead.
  *
  * Interning keeps heaptrack's trace tree: a node is (parent, ip); a stack is
  * named by its innermost node, and a node is written (a STACK record in the
