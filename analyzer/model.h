@@ -229,6 +229,7 @@ struct gs_model {
     int64_t exit_status;
     uint64_t exit_how, t_exit;
     char *exec_path;
+    uint64_t t_exec;                /* the last EXEC record's time */
     int have_stopped;
     uint64_t stopped_dropped, t_stopped;
     char *stopped_reason;

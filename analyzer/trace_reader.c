@@ -22,6 +22,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -246,6 +247,42 @@ uint64_t gs_reader_flags(const struct gs_reader *r) { return r->flags; }
 uint64_t gs_reader_chunks(const struct gs_reader *r) { return r->chunks; }
 uint64_t gs_reader_offset(const struct gs_reader *r) { return r->off; }
 uint64_t gs_reader_skipped(const struct gs_reader *r) { return r->skipped; }
+
+int gs_reader_seek_last_chunk(struct gs_reader *r)
+{
+    if (r->fd < 0 || r->state != GS_READ_OK)
+        return 0;
+    struct stat st;
+    if (fstat(r->fd, &st))
+        return -1;
+    if (!S_ISREG(st.st_mode))
+        return 0;
+    uint64_t off = r->off, size = (uint64_t)st.st_size, last = UINT64_MAX;
+    uint32_t seq = r->next_seq, last_seq = 0;
+    for (;;) {
+        uint8_t h[GS_CHUNK_HDR_SIZE];
+        ssize_t n = pread(r->fd, h, sizeof h, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if ((size_t)n < sizeof h || gs_le32(h) != GS_CHUNK_MAGIC ||
+            gs_crc32c(h, 20) != gs_le32(h + 20) || gs_le32(h + 4) != seq ||
+            off + GS_CHUNK_HDR_SIZE + gs_le32(h + 8) > size)
+            break;
+        last = off;
+        last_seq = seq++;
+        off += GS_CHUNK_HDR_SIZE + gs_le32(h + 8);
+    }
+    if (last == UINT64_MAX || (last == r->off && !r->in_chunk))
+        return 0; /* no whole chunk after this one, or there already */
+    if (lseek(r->fd, (off_t)last, SEEK_SET) < 0)
+        return -1;
+    r->off = last;
+    r->next_seq = last_seq;
+    r->in_chunk = 0;
+    return 1;
+}
 
 /* Reads, checks and decompresses the next chunk. Returns GS_READ_OK with the
  * chunk entered, GS_READ_EOF at a clean end, or GS_READ_DAMAGED. */

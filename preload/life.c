@@ -18,13 +18,25 @@
  * fork: the child writes its own trace (pattern expanded with its pid). It
  * starts with the parent's module map, stack tree and every block live at the
  * fork (ALLOC_EX, fn GS_FN_INHERITED), so the child's trace stands alone.
+ *
+ * The exit summary (GCSPY_SUMMARY): by default only the first traced
+ * process of a tree prints it, so a child whose stderr a test wants empty
+ * stays silent. A forked child is never the first; a new image (the
+ * program started, or exec'd) is the first unless its parent has the shim
+ * mapped (/proc/PPID/maps names a libgcspy.so), read once at start. Nothing
+ * is put in the environment for children to find: the program would see
+ * it. And the summary goes to descriptor 2 only while it is the file it
+ * was when the image started: a program that closed its stderr and opened
+ * a data file there must not find the summary appended to its data.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -134,6 +146,63 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
+/* ---- who prints the exit summary, and where ---- */
+
+static int summary_on;          /* this process prints its summary */
+static int err_known;           /* descriptor 2 was open at start: err_start */
+static struct stat err_start;
+
+/* Whether the parent runs the shim too: its maps name a libgcspy.so. An
+ * unreadable file (a parent of another user, gone already) says no. */
+static int parent_traced(void)
+{
+    static const char lib[] = "/libgcspy.so\n";
+    const size_t nl = sizeof lib - 1;
+    char path[64], buf[4096 + sizeof lib];
+    gs_fmt(path, sizeof path, "/proc/%d/maps", (int)getppid());
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t keep = 0;
+    int found = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf + keep, 4096);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        size_t len = keep + (size_t)n;
+        if (memmem(buf, len, lib, nl)) {
+            found = 1;
+            break;
+        }
+        keep = len < nl - 1 ? len : nl - 1; /* a name across two reads */
+        memmove(buf, buf + len - keep, keep);
+    }
+    close(fd);
+    return found;
+}
+
+/* At the start of an image (forked 0) or in a forked child (1). */
+static void summary_init(int forked)
+{
+    if (forked) { /* keeps the parent's err_start: the descriptor it inherited */
+        summary_on = gs_opt.summary == GS_SUMMARY_ALL;
+        return;
+    }
+    err_known = fstat(2, &err_start) == 0;
+    summary_on = gs_opt.summary == GS_SUMMARY_ALL ||
+                 (gs_opt.summary == GS_SUMMARY_FIRST && !gs_opt.quiet && !parent_traced());
+}
+
+/* Descriptor 2 is still the file it was when the image started. */
+static int err_unchanged(void)
+{
+    struct stat st;
+    return err_known && fstat(2, &st) == 0 && st.st_dev == err_start.st_dev &&
+           st.st_ino == err_start.st_ino;
+}
+
 int gs_core_start(void)
 {
     if (started || !gs_tracing())
@@ -149,6 +218,7 @@ int gs_core_start(void)
     static int registered; /* a forked child inherits the registrations */
     if (rc == 0 && !registered) {
         registered = 1;
+        summary_init(0);
         pthread_atfork(fork_prepare, fork_parent, fork_child);
         on_exit(on_exit_cb, NULL);
         if (gs_scan_init())
@@ -204,8 +274,8 @@ void gs_core_exit(int status, int scan)
     char h1[32], h2[32];
     human(h1, sizeof h1, bytes);
     human(h2, sizeof h2, live_bytes);
-    if (!ok)
-        return; /* the write failure has had its one line on stderr */
+    if (!ok || !summary_on || !err_unchanged())
+        return; /* a write failure has had its one line on stderr */
     gs_log("pid %d: %llu allocations (%s), %llu blocks (%s) not freed at exit", (int)gs_pid,
            (unsigned long long)allocs, h1, (unsigned long long)live_blocks, h2);
     if (gs_writer_path()[0])
@@ -278,6 +348,7 @@ static void fork_child(void)
     /* First in the child's trace, before its writer thread runs (it writes
      * SAMPLE records of its own). */
     emit_process_start(GS_PROC_F_FORKED | (getauxval(AT_SECURE) ? GS_PROC_F_SETUID : 0));
+    summary_init(1);
     if (gs_core_start() == 0) {
         gs_modules_reemit();
         gs_stack_lock();

@@ -54,6 +54,14 @@ static int parse_UNWIND(const char *s, int *out)
     return -1;
 }
 
+static int parse_SUMMARY(const char *s, int *out)
+{
+    if (!strcmp(s, "first")) { *out = GS_SUMMARY_FIRST; return 0; }
+    if (!strcmp(s, "all")) { *out = GS_SUMMARY_ALL; return 0; }
+    if (!strcmp(s, "none")) { *out = GS_SUMMARY_NONE; return 0; }
+    return -1;
+}
+
 const char *gs_env_get(char **envp, const char *name)
 {
     size_t n = strlen(name);

@@ -69,11 +69,14 @@ struct gs_options {
 #define GS_OPT_INT uint64_t
 #define GS_OPT_BOOL int
 #define GS_OPT_UNWIND int
+#define GS_OPT_SUMMARY int
 #define GS_OPT(field, env, type, def, help) GS_OPT_##type field;
 #include "gcspy/options.def"
 #undef GS_OPT
 };
 extern struct gs_options gs_opt;
+/* GCSPY_SUMMARY: who prints the exit summary (life.c) */
+enum { GS_SUMMARY_FIRST = 0, GS_SUMMARY_ALL = 1, GS_SUMMARY_NONE = 2 };
 
 /* ---- clock ---- */
 extern uint64_t gs_t0_ns; /* CLOCK_MONOTONIC at start */

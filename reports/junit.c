@@ -1,7 +1,7 @@
 /*
  * The JUnit XML reporter for CI dashboards (`gcspy check --junit FILE`): one
  * testsuite, one testcase per trace, a <failure> when a limit was exceeded
- * (message: the verdict line; body: every exceeded limit and the leaks
+ * or the trace holds no leak scan (type gcspy.no-scan; message: the verdict line; body: every exceeded limit and the leaks
  * behind it), an <error> when the trace could not be read. Text is escaped
  * for XML 1.0, whose character set has no control characters: those, and
  * bytes that are not UTF-8, become '?'.
@@ -87,7 +87,9 @@ static int u_summary(struct gs_report_ctx *c, const struct gs_report_item *items
         fprintf(f, "\" time=\"%.3f\">\n", r ? (double)r->duration_ns / 1e9 : 0.0);
         int st = it->verdict ? it->verdict->status : (r ? 0 : 2);
         if (st == 1) {
-            fprintf(f, "      <failure type=\"gcspy.limit\" message=\"");
+            /* gcspy.no-scan: failed for want of a leak scan (check.h) */
+            fprintf(f, "      <failure type=\"%s\" message=\"",
+                    it->verdict->no_scan ? "gcspy.no-scan" : "gcspy.limit");
             xesc(f, it->verdict->line);
             fprintf(f, "\">");
             xesc(f, it->verdict->detail);

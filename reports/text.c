@@ -189,8 +189,15 @@ static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         fprintf(f, "   %u scan%s; leaks from the last, #%" PRIu64 " (%s) at %s\n", r->nscans,
                 r->nscans == 1 ? "" : "s", s->id, gs_trigger_name(s->trigger),
                 gs_fmt_ns(b1, s->t_start));
+    } else if (r->leak_status == GS_LS_EXEC) {
+        fprintf(f, "   ended by exec, a clean end with no leak scan: the exec released %s in "
+                   "%" PRIu64 " block%s; the new image's trace has the verdict\n",
+                gs_fmt_bytes(b1, r->released_by_exec.bytes), r->released_by_exec.blocks,
+                r->released_by_exec.blocks == 1 ? "" : "s");
     } else {
-        fprintf(f, "   no leak scan in the trace: live blocks at the end are reported as not freed\n");
+        fprintf(f, "   NO LEAK SCAN: the process ended without one (killed, _exit, or the scan "
+                   "was skipped or off): no leak is known or ruled out; live blocks at the end "
+                   "are reported as not freed\n");
     }
     fprintf(f, "\n   LEAKS\n");
     int any = 0;
@@ -198,7 +205,8 @@ static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         for (int m = 0; m < GS_MC__N; m++)
             any |= r->summary[k][m].blocks != 0;
     if (!any)
-        fprintf(f, "   none: no block was live at the end\n");
+        fprintf(f, r->ended_by_exec ? "   none: the exec released every block live then\n"
+                                    : "   none: no block was live at the end\n");
     return 0;
 }
 
@@ -473,6 +481,10 @@ static int t_summary(struct gs_report_ctx *c, const struct gs_report_item *items
     fprintf(f, "\n== totals over %zu processes (%zu complete", t.processes, t.complete);
     if (t.malformed)
         fprintf(f, ", %zu malformed", t.malformed);
+    if (t.no_scan)
+        fprintf(f, ", %zu with NO LEAK SCAN", t.no_scan);
+    if (t.exec)
+        fprintf(f, ", %zu ended by exec", t.exec);
     fputs("); inherited blocks counted once\n", f);
     print_summary_table(f, t.cls, "   ");
     fprintf(f, "   growth suspects: %" PRIu64 "\n", t.suspects);

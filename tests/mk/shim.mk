@@ -10,7 +10,7 @@
 SHIM_PROG_DIR    := $(BUILD)/tests/programs
 SHIM_PROG_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -pthread
 SHIM_PROG_CXXFLAGS := -std=gnu++17 -O1 -g -fno-omit-frame-pointer $(WARN) -pthread
-SHIM_C_PROGS     := pairs families fork exec signals thread_exit dlopen threads stdio exits unwind
+SHIM_C_PROGS     := pairs families fork exec signals thread_exit dlopen threads stdio exits unwind reopen
 SHIM_PROGS       := $(SHIM_C_PROGS:%=$(SHIM_PROG_DIR)/shim_%) $(SHIM_PROG_DIR)/shim_cxx \
                     $(SHIM_PROG_DIR)/libshim_dlib.so
 
