@@ -24,9 +24,7 @@
  */
 #define _GNU_SOURCE
 #define UNW_LOCAL_ONLY
-#include <dlfcn.h>
 #include <libunwind.h>
-#include <link.h>
 #include <string.h>
 
 #include "emit.h"
@@ -302,30 +300,6 @@ static int unwind_fits(const struct gs_thread *th, void *hook_frame)
     return !th || !th->stack_lo || (sp > th->stack_lo && sp - th->stack_lo >= GS_UNWIND_STACK_NEED);
 }
 
-/* With Python frames on, the native walk ends at the innermost frame of
- * the interpreter's evaluator (_PyEval_EvalFrameDefault): gs_py_merge puts
- * the Python frames there. What lies beyond is the interpreter calling
- * itself (calls, imports) between Python frames: walking it would cost a
- * rule per frame, and keeping it would add the interpreter's own frames to
- * every Python stack. Found once, as pyframes.c finds it. */
-static void eval_range(uintptr_t *lo, uintptr_t *hi)
-{
-    static atomic_int state; /* 0 not looked up, 1 done */
-    static uintptr_t eval_lo, eval_hi;
-    if (!atomic_load_explicit(&state, memory_order_acquire)) {
-        Dl_info info;
-        const ElfW(Sym) *sym = NULL;
-        void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
-        if (eval && dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) && sym) {
-            eval_lo = (uintptr_t)eval;
-            eval_hi = eval_lo + sym->st_size;
-        }
-        atomic_store_explicit(&state, 1, memory_order_release);
-    }
-    *lo = eval_lo;
-    *hi = eval_hi;
-}
-
 int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
 {
     int n = 0;
@@ -341,10 +315,16 @@ int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
             ips[n++] = (uintptr_t)buf[i];
         return gs_py_merge(ips, n, max);
     }
+    /* With Python frames on, the native walk ends at the innermost frame of
+     * the interpreter's evaluator, where gs_py_merge puts the Python frames.
+     * What lies beyond is the interpreter calling itself (calls, imports)
+     * between Python frames: walking it would cost a rule per frame, and
+     * keeping it would add the interpreter's own frames to every Python
+     * stack. */
     uint64_t h;
     uintptr_t lo = 0, hi = 0;
     if (gs_py_active())
-        eval_range(&lo, &hi);
+        gs_py_eval_range(&lo, &hi);
     n = walk(gs_tls.th, hook_frame, ips, max, &h, NULL, lo, hi);
     return gs_py_merge(ips, n, max);
 }
