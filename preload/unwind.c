@@ -24,7 +24,9 @@
  * tables are read once per return address per thread. A fill looks the
  * address up with dl_iterate_phdr and reads the tables inside its callback:
  * the loader's lock is held there, so no dlclose can unmap them meanwhile
- * (the same way libunwind and the C++ runtime find FDEs). Nothing here
+ * (the same way libunwind and the C++ runtime find FDEs); the module comes
+ * from a sorted table of every module's executable segments (xr), built in
+ * one pass and searched while the loader's counters say nothing changed. Nothing here
  * allocates, takes a gcspy lock, or reads memory outside the module it
  * found (.eh_frame lies in a PT_LOAD segment). The loader's adds/subs
  * counters, seen here and by modules.c's sync, bump gs_unw_map_gen, which
@@ -35,6 +37,7 @@
 #include <elf.h>
 #include <link.h>
 
+#include "mem.h"
 #include "unwind.h"
 
 atomic_ullong gs_unw_map_gen = 1;
@@ -396,7 +399,7 @@ static int fde_row(const uint8_t *fde, const uint8_t *seg_lo, const uint8_t *seg
 struct find {
     uintptr_t pc;
     struct gs_unw_rule *r;
-    int first;
+    int first, rebuild;
 };
 
 /* The frame-pointer convention: code without (usable) unwind information. */
@@ -471,6 +474,66 @@ static void rule_of(const struct dl_phdr_info *info, const ElfW(Phdr) *hdr, uint
     out->std = out->kind == GS_UNW_FP && out->cfa_off == 16 && out->fp_off == -16;
 }
 
+/* The executable segments of every loaded module, sorted by address, as
+ * the loader's adds/subs counters were at xr_gen: a lookup while they still
+ * are is a binary search, not a pass over every module. Only touched inside
+ * dl_iterate_phdr's callback, whose lock serialises all of them (and makes
+ * an unmap impossible meanwhile); rebuilt during the first pass that sees
+ * other counters. */
+struct xrange {
+    uintptr_t lo, hi, addr;
+    const ElfW(Phdr) *phdr;
+    ElfW(Half) phnum;
+};
+#define GS_MAX_XR 4096
+static struct xrange *xr;
+static int nxr;
+static uint64_t xr_gen;
+
+static void xr_add(const struct dl_phdr_info *info, const ElfW(Phdr) *ph)
+{
+    if (nxr == GS_MAX_XR) {
+        xr_gen = 0; /* incomplete: never searched */
+        return;
+    }
+    uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+    int i = nxr++;
+    for (; i > 0 && xr[i - 1].lo > lo; i--)
+        xr[i] = xr[i - 1];
+    xr[i] = (struct xrange){lo, lo + ph->p_memsz, info->dlpi_addr, info->dlpi_phdr,
+                            info->dlpi_phnum};
+}
+
+static const ElfW(Phdr) *eh_hdr(const ElfW(Phdr) *phdr, int phnum)
+{
+    for (int i = 0; i < phnum; i++)
+        if (phdr[i].p_type == PT_GNU_EH_FRAME)
+            return &phdr[i];
+    return NULL;
+}
+
+/* 1: pc's rule is in *f->r (the table answered, found or not); 0: ask the
+ * modules one by one. */
+static int xr_lookup(struct find *f)
+{
+    int lo = 0, hi = nxr;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (xr[mid].hi <= f->pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < nxr && xr[lo].lo <= f->pc) {
+        struct dl_phdr_info m = {0};
+        m.dlpi_addr = xr[lo].addr;
+        m.dlpi_phdr = xr[lo].phdr;
+        m.dlpi_phnum = xr[lo].phnum;
+        rule_of(&m, eh_hdr(m.dlpi_phdr, m.dlpi_phnum), f->pc, f->r);
+    }
+    return 1;
+}
+
 static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     struct find *f = arg;
@@ -480,6 +543,15 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
             uint64_t g = 1 + info->dlpi_adds + info->dlpi_subs;
             if (atomic_load_explicit(&gs_unw_map_gen, memory_order_relaxed) != g)
                 atomic_store_explicit(&gs_unw_map_gen, g, memory_order_relaxed);
+            if (xr && xr_gen == g)
+                return xr_lookup(f);
+            if (!xr)
+                xr = gs_pages_alloc(GS_MAX_XR * sizeof *xr);
+            if (xr) {
+                nxr = 0;
+                xr_gen = g;
+                f->rebuild = 1;
+            }
         }
     }
     const ElfW(Phdr) *hdr = NULL;
@@ -487,15 +559,18 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
     for (int i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && f->pc >= lo && f->pc - lo < ph->p_memsz)
-            in = 1;
-        else if (ph->p_type == PT_GNU_EH_FRAME)
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+            if (f->rebuild)
+                xr_add(info, ph);
+            if (f->pc >= lo && f->pc - lo < ph->p_memsz)
+                in = 1;
+        } else if (ph->p_type == PT_GNU_EH_FRAME) {
             hdr = ph;
+        }
     }
-    if (!in)
-        return 0;
-    rule_of(info, hdr, f->pc, f->r);
-    return 1;
+    if (in)
+        rule_of(info, hdr, f->pc, f->r);
+    return in && !f->rebuild; /* a rebuild sees every module */
 }
 
 const struct gs_unw_rule *gs_unw_fill(struct gs_unw_rule *r, uintptr_t ip)
@@ -507,7 +582,7 @@ const struct gs_unw_rule *gs_unw_fill(struct gs_unw_rule *r, uintptr_t ip)
         return r;
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1; /* the loader may allocate under dl_iterate_phdr */
-    struct find f = {ip - 1, r, 1};
+    struct find f = {ip - 1, r, 1, 0};
     dl_iterate_phdr(find_cb, &f);
     gs_restore(saved);
     return r;
