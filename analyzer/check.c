@@ -13,6 +13,7 @@
 
 #include "fmt.h"
 #include "names.h"
+#include "utf8.h"
 
 void gs_check_defaults(struct gs_check_limits *l)
 {
@@ -253,9 +254,12 @@ void gs_check_eval(const struct gs_check_limits *l, const char *trace,
                       v->device_bytes > l->max_device_bytes, v->suspects > 0,
                       r->leak_status == GS_LS_NO_SCAN && !l->allow_no_scan };
     classes(cl, sizeof cl, l->fail_on & ~GS_CHECK_GROWTH);
-    char who[600];
-    snprintf(who, sizeof who, "%s (pid %" PRIu64 " %.200s)", trace, r->pid,
-             r->command ? r->command : "");
+    /* the verdict line goes to a terminal: the program's command line is
+     * shown without controls (C1 included) or bytes that are not UTF-8,
+     * cut at 200 bytes on a character's boundary */
+    char who[600], cmd[204];
+    snprintf(who, sizeof who, "%s (pid %" PRIu64 " %s)", trace, r->pid,
+             gs_utf8_clean(cmd, sizeof cmd, r->command ? r->command : ""));
     if (error_verdict(l, r, who, v))
         return;
     v->status = o.bytes || o.blocks || o.dev || o.growth || o.noscan;

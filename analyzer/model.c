@@ -178,7 +178,7 @@ void gs_model_free(struct gs_model *m)
     }
     free(m->mods);
     free(m->segs);
-    for (uint32_t i = 0; i < m->npycodes; i++) {
+    for (size_t i = 0; i < m->pycap; i++) {
         free(m->pycodes[i].file);
         free(m->pycodes[i].function);
     }

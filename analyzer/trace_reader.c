@@ -30,6 +30,7 @@
 
 #include "gcspy/codec.h"
 #include "gcspy/pp.h"
+#include "regfile.h"
 
 /* A header larger than ours comes from a newer minor version that appended
  * fields; they are skipped. Anything larger than this is not a header. */
@@ -198,9 +199,11 @@ struct gs_reader *gs_reader_open_fd(int fd, const char *name, char *err, size_t 
 
 struct gs_reader *gs_reader_open(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* a regular file only: a FIFO or a terminal named as a trace would
+     * make the first read wait forever (regfile.h) */
+    int fd = gs_open_regular(path);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, gs_open_why(fd));
         return NULL;
     }
     struct gs_reader *r = calloc(1, sizeof *r);
@@ -426,6 +429,7 @@ static int rec_damaged(struct gs_reader *r, size_t at, uint8_t type, const char 
 #define DEC_T(x, m) GU(rec->t);
 #define DEC_UT(x, m) GU(rec->u.x.m); rec->t = rec->u.x.m;
 #define DEC_U1(x, m) if (p < e) GU(rec->u.x.m); /* 0 in older minors */
+#define DEC_U2 DEC_U1
 #define DEC_DT(x, m) { uint64_t d_; GU(d_); r->t += d_; rec->t = r->t; }
 #define DEC_DA(x, m) { int64_t d_; GS(d_); r->a += (uint64_t)d_; rec->u.x.m = r->a; }
 #define DEC_TB(x, m) GU(rec->t); r->t = rec->t; r->a = 0;

@@ -75,6 +75,7 @@ struct gs_record {
             uint64_t scan_id, t_start, t_stopped, t_marked, t_end, threads,
                 bytes_scanned, blocks_visited, live_blocks, live_bytes;
             uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
+            uint64_t unreadable; /* 0 before minor 2 */
         } scan_end;
         struct { uint64_t id, firstline; struct gs_bytes file, function; } pycode;
         struct { uint64_t allocs, frees, bytes_allocated, live_blocks, live_bytes; } end;

@@ -278,7 +278,7 @@ int gs_pyframes_start(void)
         return -1;
     Dl_info info;
     const ElfW(Sym) *sym = NULL;
-    void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+    void *eval = gs_elf_find("_PyEval_EvalFrameDefault");
     if (eval && dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) && sym) {
         eval_lo = (uintptr_t)eval;
         eval_hi = eval_lo + sym->st_size;

@@ -131,8 +131,10 @@ void gs_py_init(void)
 {
     if (!gs_opt.python)
         return;
-    const unsigned long *ver = dlsym(RTLD_DEFAULT, "Py_Version");
-    const char *(*getver)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
+    /* Every program is probed, Python or not: the probes must leave its
+     * dlerror() state alone (pyapi.h). */
+    const unsigned long *ver = gs_elf_find("Py_Version");
+    const char *(*getver)(void) = (const char *(*)(void))gs_elf_find("Py_GetVersion");
     if (!ver) {
         if (getver)
             gs_log("Python %.4s: Python frames need CPython 3.11; native stacks only", getver());

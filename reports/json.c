@@ -112,6 +112,8 @@ static void scan_obj(struct gs_jw *w, const char *key, const struct gs_scan *s)
     gs_jw_u64(w, "blocks_visited", s->blocks_visited);
     gs_jw_u64(w, "live_blocks", s->live_blocks);
     gs_jw_u64(w, "live_bytes", s->live_bytes);
+    if (s->unreadable_bytes) /* only where a block could not be read */
+        gs_jw_u64(w, "unreadable_bytes", s->unreadable_bytes);
     gs_jw_obj(w, "classes");
     for (int k = 0; k < GS_CLASS__N; k++) {
         gs_jw_obj_compact(w, gs_class_name(k));

@@ -52,11 +52,9 @@ static int write_file(const char *path, const struct gs_reporter *rep,
                       const struct gs_report_item *items, size_t n,
                       const struct gs_report_opts *ro)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "gcspy check: cannot write %s: %s\n", path, strerror(errno));
+    FILE *f = gs_open_report("check", path);
+    if (!f)
         return -1;
-    }
     int rc = gs_report_write(rep, f, items, n, ro);
     if (fclose(f) || rc) {
         fprintf(stderr, "gcspy check: writing %s failed\n", path);

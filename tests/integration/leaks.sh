@@ -36,6 +36,8 @@
 #   @only SEL CLASS size%K=0
 #                           every block of CLASS in the scans SEL selects has
 #                           a size that is a multiple of K
+#   @unreadable SEL BYTES   every scan SEL selects left exactly BYTES of
+#                           blocks unread (their pages were unreadable)
 #   @valgrind skip: REASON  no valgrind run for this case
 #   @valgrind expect definite=B indirect=B possible=B: REASON
 #                           valgrind's lost bytes differ from gcspy's for the
@@ -82,7 +84,7 @@ def parse_header(path):
     if not m:
         raise CaseError('no opening comment')
     spec = dict(env={}, status=0, timeout=30, traces=1, mode=None, stderr_once=[],
-                scans=[], scan=[], block=[], only=[], valgrind=True, vg_reason='',
+                scans=[], scan=[], block=[], only=[], unreadable=[], valgrind=True, vg_reason='',
                 vg_expect=None)
     for line in m.group(1).splitlines():
         d = re.match(r'\s*\*?\s*@([\w-]+)\s*(.*?)\s*$', line)
@@ -120,6 +122,9 @@ def parse_header(path):
                 if cls not in CLASSES + ('absent',):
                     raise CaseError('@block: unknown class %r' % cls)
                 spec['block'].append((sel, int(size), int(count or 1), cls))
+        elif word == 'unreadable':
+            sel, n = rest.split()
+            spec['unreadable'].append((sel, int(n)))
         elif word == 'only':
             sel, cls, pred = rest.split()
             pm = re.fullmatch(r'size%(\d+)=0', pred)
@@ -305,6 +310,14 @@ def check_scans(spec, traces, errs):
             elif classes != [cls] * count:
                 errs.append('%s (scan %d): %d-byte blocks: %s, expected %d %s'
                             % (sel, s['id'], size, ','.join(classes) or 'none', count, cls))
+    for sel, n in spec['unreadable']:
+        _, got = scans_of(sel)
+        if not got:
+            errs.append('%s: no such scan' % sel)
+        for s in got:
+            u = (s['end'] or {}).get('unreadable', 0)
+            if u != n:
+                errs.append('%s (scan %d): unreadable=%d, expected %d' % (sel, s['id'], u, n))
     for sel, cls, k in spec['only']:
         _, got = scans_of(sel)
         for s in got:

@@ -10,6 +10,7 @@
 #ifndef GCSPY_TESTS_LEAK_CASE_H
 #define GCSPY_TESTS_LEAK_CASE_H
 
+#include <stdlib.h>
 #include <string.h>
 
 static __attribute__((noinline, unused)) void clobber_stack(void)
@@ -17,6 +18,34 @@ static __attribute__((noinline, unused)) void clobber_stack(void)
     char buf[16384];
     memset(buf, 0, sizeof buf);
     __asm__ volatile("" : : "r"(buf) : "memory");
+}
+
+/* Allocates n bytes (filled with 1s) and fills 4 KiB of its own frame
+ * with copies of the only pointer to them, then returns: the pointer is
+ * left in dead stack below the caller (leak_exit_dead_frame,
+ * leak_main_dead_frame). */
+static __attribute__((noinline, unused)) void leak_into_dead_frame(size_t n)
+{
+    void **pad = __builtin_alloca(4096);
+    void *p = malloc(n);
+    memset(p, 1, n);
+    for (size_t i = 0; i < 4096 / sizeof *pad; i++)
+        pad[i] = p;
+    __asm__ volatile("" : : "r"(pad) : "memory");
+}
+
+/* gcspy's API when the shim is loaded; null under valgrind or bare. */
+extern void gcspy_mark(const char *label) __attribute__((weak));
+
+/* Marks "settled": from here on the case's leaked pointers are gone from
+ * its registers and stack, so the scans that begin after this mark are the
+ * ones leaks.sh's "periodic>settled" selector judges (a periodic scan that
+ * falls between a malloc and clobber_stack() rightly finds the block
+ * reachable). */
+static __attribute__((noinline, unused)) void mark_settled(void)
+{
+    if (gcspy_mark)
+        gcspy_mark("settled");
 }
 
 #endif

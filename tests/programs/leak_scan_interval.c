@@ -20,9 +20,6 @@
 
 #include "leak_case.h"
 
-/* gcspy's API when the shim is loaded; null under valgrind or bare. */
-extern void gcspy_mark(const char *label) __attribute__((weak));
-
 static __attribute__((noinline)) void leak(void)
 {
     char *p = malloc(1001);
@@ -34,8 +31,7 @@ int main(void)
 {
     leak();
     clobber_stack();
-    if (gcspy_mark)
-        gcspy_mark("settled");
+    mark_settled();
     for (int i = 0; i < 50; i++) {
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
