@@ -14,6 +14,8 @@
  * Locking: the callback runs under the loader's lock; inside it we take
  * mod_lock, then the records (emit.c) take the meta stream lock (loader →
  * mod → meta). Nobody takes the loader lock while holding mod_lock or meta.
+ * A changed map also bumps gs_unw_map_gen (unwind.c), so that no thread's
+ * cached unwind rule outlives the module it was read from for long.
  * Seeing libcuda.so in the map sets gs_cuda_loaded, which the writer's tick
  * reads to attach CUPTI (cupti_load.c).
  */
@@ -26,6 +28,7 @@
 #include "emit.h"
 #include "mem.h"
 #include "modules.h"
+#include "unwind.h"
 
 #define GS_MAX_MODULES 8192
 
@@ -133,6 +136,9 @@ static int sync_cb(struct dl_phdr_info *info, size_t size, void *arg)
                 return 1; /* nothing loaded or unloaded since last time */
             last_adds = info->dlpi_adds;
             last_subs = info->dlpi_subs;
+            /* The stack walk's cached rules (unwind.c) were read under
+             * another map: each thread drops its own at its next walk. */
+            atomic_store(&gs_unw_map_gen, 1 + last_adds + last_subs);
         }
         c->changed = 1;
     }

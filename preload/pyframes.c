@@ -203,6 +203,12 @@ static uintptr_t frame_ip(struct gs_thread *th, _PyInterpreterFrame *f, int may_
     return GS_IP_PYFRAME | (uint64_t)(pc ? pc->id : 0) << 32 | (uint32_t)(line > 0 ? line : 0);
 }
 
+void gs_py_eval_range(uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = eval_lo;
+    *hi = eval_hi;
+}
+
 int gs_py_merge(uintptr_t *ips, int n, int max)
 {
     if (!py_on)

@@ -151,6 +151,21 @@ extern pid_t gs_pid; /* the traced process (life.c sets it, again in a fork chil
 int gs_raw_gettid(void);
 
 /* ---- per-thread state ---- */
+/* How to step from a return address to its caller (unwind.c fills them,
+ * stack.c's walk reads them): the caller's CFA is sp + cfa_off (kind SP) or
+ * fp + cfa_off (kind FP), its return address lies at CFA - 8, its frame
+ * pointer at CFA + fp_off (0: unchanged). Kind NONE: ip is no return
+ * address into executable code of a loaded module (the walk ends before
+ * it); LAST: the outermost frame (the walk ends after it). */
+enum { GS_UNW_NONE = 0, GS_UNW_SP, GS_UNW_FP, GS_UNW_LAST };
+struct gs_unw_rule {
+    uint64_t ip;
+    int32_t cfa_off;
+    int16_t fp_off;
+    uint8_t kind;
+    uint8_t std; /* kind FP, cfa_off 16, fp_off -16: the frame-pointer convention */
+};
+#define GS_UNW_BITS 12
 struct gs_thread {
     struct gs_thread *next;      /* registry list (threads.c) */
     uint32_t index;
@@ -160,9 +175,12 @@ struct gs_thread {
     uint64_t allocs, frees, bytes;
     uint64_t cache_hash[1024];   /* stack.c: stack hash -> id cache */
     uint32_t cache_id[1024];
+    uint64_t cache_sp[1024];     /* stack.c: the sp an entry holds for (0: any) */
     int py_in_step;              /* pyframes.c: last allocation was inside a step */
     uint64_t py_line_key[512];   /* pyframes.c: (code, offset) -> line cache */
     int32_t py_line[512];
+    uint64_t unw_gen;            /* unwind.c: the module map unw was filled under */
+    struct gs_unw_rule unw[1u << GS_UNW_BITS]; /* unwind.c: return address -> rule */
 };
 struct gs_tls {
     int in_hook;                 /* recursion guard: set while inside gcspy */

@@ -2,12 +2,16 @@
  * Call stacks: capture at each allocation, and interning so each distinct
  * stack is written once and events carry a small id.
  *
- * Capture walks frame pointers by default (GCSPY_UNWIND=fp): a handful of
- * loads per frame, the cost LeakSanitizer pays. Every frame pointer is
- * checked against the thread's stack bounds before it is dereferenced, so
- * code built without frame pointers ends the walk early but can never make it
- * fault. GCSPY_UNWIND=libunwind uses DWARF unwind tables instead: complete
- * stacks through any code, several times slower.
+ * Capture by default (GCSPY_UNWIND=fp) steps from frame to frame by a rule
+ * per return address (unwind.c: the frame-pointer convention where the code
+ * keeps frame pointers, the module's .eh_frame where it does not), cached
+ * per thread; a return address outside executable code ends the walk, and
+ * every word read is checked against the thread's stack bounds first, so
+ * garbage where a frame pointer would be can neither become a frame nor make
+ * the walk fault. On the hot path a plain frame-pointer walk (a handful of
+ * loads per frame, the cost LeakSanitizer pays) finds the id when the rules
+ * have shown that its frames name the stack (gs_stack_id).
+ * GCSPY_UNWIND=libunwind walks with libunwind instead.
  *
  * Interning keeps heaptrack's trace tree: a node is (parent, ip); a stack is
  * named by its innermost node, and a node is written (a STACK record in the
@@ -28,6 +32,7 @@
 #include "modules.h"
 #include "pyframes.h"
 #include "stack.h"
+#include "unwind.h"
 
 /* Node table: open addressing on (parent, ip), plus arrays indexed by id. */
 static atomic_int stack_lock;
@@ -118,6 +123,10 @@ static inline uint64_t hash_end(uint64_t h, int n)
 
 #define GS_HASH_SEED 0x243F6A8885A308D3ull
 
+/* A cache entry's id with this bit: the raw walk's frames do not name the
+ * stack (a caller without frame pointers sits between them): walk again. */
+#define GS_ID_WALK 0x80000000u
+
 static inline uint64_t stack_hash(const uintptr_t *ips, int n)
 {
     uint64_t h = GS_HASH_SEED;
@@ -126,16 +135,9 @@ static inline uint64_t stack_hash(const uintptr_t *ips, int n)
     return hash_end(h, n);
 }
 
-uint32_t gs_stack_intern(const uintptr_t *ips, int n)
+/* Interns ips[0..n) whose stack_hash() is h, and caches the id. */
+static uint32_t intern_hashed(struct gs_thread *th, const uintptr_t *ips, int n, uint64_t h)
 {
-    if (n <= 0)
-        return 0;
-    struct gs_thread *th = gs_tls.th;
-    uint64_t h = stack_hash(ips, n);
-    unsigned slot = (unsigned)(h >> 54);
-    if (th && th->cache_hash[slot] == h)
-        return th->cache_id[slot];
-
     /* A new stack may come from a library loaded since we last looked:
      * record the module map first (outside our locks: it takes the loader's). */
     gs_modules_sync();
@@ -148,10 +150,24 @@ uint32_t gs_stack_intern(const uintptr_t *ips, int n)
     gs_spin_unlock(&gs_meta.lock);
     gs_spin_unlock(&stack_lock);
     if (id && th) {
+        unsigned slot = (unsigned)(h >> 54);
         th->cache_hash[slot] = h;
         th->cache_id[slot] = id;
+        th->cache_sp[slot] = 0;
     }
     return id;
+}
+
+uint32_t gs_stack_intern(const uintptr_t *ips, int n)
+{
+    if (n <= 0)
+        return 0;
+    struct gs_thread *th = gs_tls.th;
+    uint64_t h = stack_hash(ips, n);
+    unsigned slot = (unsigned)(h >> 54);
+    if (th && th->cache_hash[slot] == h)
+        return th->cache_id[slot] & ~GS_ID_WALK;
+    return intern_hashed(th, ips, n, h);
 }
 
 /* After fork, the child's new trace needs every node again. Caller holds the
@@ -163,10 +179,118 @@ void gs_stack_reemit(void)
             return;
 }
 
+/* The default walk: from the hook's own frame (built with frame pointers)
+ * outwards, one cached rule per return address (unwind.c). A frame is taken
+ * only if its return address lies in executable code of a loaded module
+ * (the rule is not NONE), and each step must move the CFA strictly up the
+ * thread's own stack: every word read lies in [hook frame, stack_hi), so no
+ * value left in rbp by code without frame pointers can make the walk read
+ * elsewhere or fault. A hook frame outside the thread's known stack (a
+ * signal stack, a coroutine's) records the first frame only. A frame in
+ * [stop_lo, stop_hi) is the last. Hashes as it goes (stack_hash()'s
+ * function). *w says how the frames relate to
+ * raw_walk()'s: std_end, the first frame whose rule is not the frame-pointer
+ * convention (n if none), and the last frame's kind. */
+struct walk_info {
+    int std_end;
+    int last_kind;
+};
+
+static inline __attribute__((always_inline)) int
+walk(struct gs_thread *th, void *hook_frame, uintptr_t *ips, int max, uint64_t *hash,
+     struct walk_info *w, uintptr_t stop_lo, uintptr_t stop_hi)
+{
+    const uintptr_t *f = hook_frame;
+    uintptr_t sp = (uintptr_t)hook_frame + 16, fp = f[0], ip = f[1], hi = 0;
+    /* Without a thread struct (its TSD destructors ran), one slot of our
+     * own: every frame a lookup, and the walk ends after the first anyway. */
+    struct gs_unw_rule one = {0, 0, 0, 0, 0}, *rules = &one;
+    uint64_t mask = 0;
+    if (th) {
+        gs_unw_check(th);
+        rules = th->unw;
+        mask = (1u << GS_UNW_BITS) - 1;
+        if ((uintptr_t)hook_frame >= th->stack_lo && sp < th->stack_hi)
+            hi = th->stack_hi;
+    }
+    uint64_t h = GS_HASH_SEED;
+    int n = 0, std_end = -1, last_kind = GS_UNW_NONE;
+    while (n < max) {
+        uint64_t i = gs_unw_slot(ip) & mask;
+        struct gs_unw_rule *r = &rules[i];
+        if (GS_UNLIKELY(r->ip != ip))
+            r = gs_unw_miss(rules, i, mask, ip);
+        if (r->kind == GS_UNW_NONE)
+            break;
+        if (w) {
+            if (!r->std && std_end < 0)
+                std_end = n;
+            last_kind = r->kind;
+        }
+        ips[n++] = ip;
+        h = hash_step(h, ip);
+        if (r->kind == GS_UNW_LAST || ip - stop_lo < stop_hi - stop_lo)
+            break;
+        /* Unsigned wrap-around of a garbage base lands below sp: rejected. */
+        uintptr_t cfa = (r->kind == GS_UNW_SP ? sp : fp) + (uintptr_t)(intptr_t)r->cfa_off;
+        if (cfa <= sp || cfa > hi || (cfa & 7))
+            break;
+        if (r->fp_off) {
+            /* Below the hook's frame only by a rule's large offset; with the
+             * frame-pointer convention never (cfa - 16 > sp - 16), which
+             * raw_walk() relies on. */
+            uintptr_t at = cfa + (uintptr_t)(intptr_t)r->fp_off;
+            if (at < (uintptr_t)hook_frame)
+                break;
+            fp = *(const uintptr_t *)at;
+        }
+        ip = ((const uintptr_t *)cfa)[-1];
+        sp = cfa;
+    }
+    if (w) {
+        w->std_end = std_end < 0 ? n : std_end;
+        w->last_kind = last_kind;
+    }
+    *hash = hash_end(h, n);
+    return n;
+}
+
+/* walk() as if every frame followed the frame-pointer convention, with the
+ * same checks, storing nothing: the hot path's first look. Its hash (another
+ * seed: never the id of these frames, but of walk()'s) names the stack only
+ * when walk() has shown that the rules agree (gs_stack_id); *last_sp: the
+ * last frame's sp. */
+#define GS_RAW_SEED 0x13198A2E03707344ull
+
+static inline int raw_walk(struct gs_thread *th, void *hook_frame, int max, uint64_t *hash,
+                           uintptr_t *last_sp)
+{
+    const uintptr_t *f = hook_frame;
+    uintptr_t sp = (uintptr_t)hook_frame + 16, fp = f[0], ip = f[1], hi = 0;
+    if ((uintptr_t)hook_frame >= th->stack_lo && sp < th->stack_hi)
+        hi = th->stack_hi;
+    uint64_t h = GS_RAW_SEED;
+    int n = 0;
+    for (;;) {
+        h = hash_step(h, ip);
+        if (++n >= max)
+            break;
+        uintptr_t cfa = fp + 16;
+        if (cfa <= sp || cfa > hi || (cfa & 7))
+            break;
+        ip = ((const uintptr_t *)cfa)[-1];
+        fp = *(const uintptr_t *)fp;
+        sp = cfa;
+    }
+    *last_sp = sp;
+    *hash = hash_end(h, n);
+    return n;
+}
+
 /* libunwind's walk takes about 8 KiB of stack below the hook, and a stop
  * signal landing inside it pushes a signal frame of up to 4 KiB (the CPU's
  * whole XSAVE state) on top: a thread with less than this left below the
- * hook takes the frame-pointer walk instead, or it would overflow its stack
+ * hook takes the default walk instead, or it would overflow its stack
  * (rel_odd's 16 KiB threads did, about one run in six). */
 #define GS_UNWIND_STACK_NEED (16u << 10)
 
@@ -185,59 +309,88 @@ int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
         int i = 0;
         while (i < got && (uintptr_t)buf[i] >= gs_self_lo && (uintptr_t)buf[i] < gs_self_hi)
             i++;
-        for (; i < got && n < max; i++)
+        /* An address with GS_IP_PYFRAME's bit is no code: never let one
+         * pass for a Python frame. */
+        for (; i < got && n < max && !((uintptr_t)buf[i] & GS_IP_PYFRAME); i++)
             ips[n++] = (uintptr_t)buf[i];
         return gs_py_merge(ips, n, max);
     }
-    struct gs_thread *th = gs_tls.th;
-    uintptr_t hi = th ? th->stack_hi : 0;
-    uintptr_t *fp = hook_frame;
-    while (n < max) {
-        uintptr_t ret = fp[1];
-        if (ret < 4096)
-            break;
-        ips[n++] = ret;
-        uintptr_t next = fp[0];
-        /* Frames grow towards higher addresses as we go outwards; anything
-         * else, or a frame whose two words would reach past the stack's top,
-         * ends the walk (written without pointer arithmetic that could wrap). */
-        if (next <= (uintptr_t)fp || (next & 7) || hi < 16 || next > hi - 16)
-            break;
-        fp = (uintptr_t *)next;
-    }
+    /* With Python frames on, the native walk ends at the innermost frame of
+     * the interpreter's evaluator, where gs_py_merge puts the Python frames.
+     * What lies beyond is the interpreter calling itself (calls, imports)
+     * between Python frames: walking it would cost a rule per frame, and
+     * keeping it would add the interpreter's own frames to every Python
+     * stack. */
+    uint64_t h;
+    uintptr_t lo = 0, hi = 0;
+    if (gs_py_active())
+        gs_py_eval_range(&lo, &hi);
+    n = walk(gs_tls.th, hook_frame, ips, max, &h, NULL, lo, hi);
     return gs_py_merge(ips, n, max);
 }
 
-/* The hot path of every allocation: the stack's id. With the frame-pointer
- * walker and no Python frames to merge, the walk hashes as it goes and
- * stores nothing: a stack this thread has seen before (the common case)
- * costs one pass over the frames and one cache probe. Anything else takes
- * the general path (capture into an array, merge, intern). The hash is the
- * same as stack_hash()'s, so both paths share the cache. */
+/* The hot path of every allocation: the stack's id. With the default walker
+ * and no Python frames to merge, raw_walk() first: where every frame keeps
+ * frame pointers (the common case of code built for it), its hash finds
+ * the id in the thread's cache, at the old frame-pointer walk's cost. The
+ * entry was made by walk() the first time, which also says whether the raw
+ * frames determine walk()'s (they do when walk()'s frames follow the
+ * frame-pointer convention up to an outermost or a non-code frame, or up to
+ * the raw walk's last frame when only glibc's start code (at most two more
+ * frames, the last outermost) lies beyond it: then the entry also holds that
+ * frame's sp, as what lies above a thread's outermost frames does not change
+ * while it runs). Otherwise the entry says "walk": walk() runs every time
+ * and its own hash names the stack. Anything else takes the general path
+ * (capture, merge, intern). */
+/* gs_stack_id's way when the raw walk's hash is not enough: walk(), intern,
+ * and the raw entry for next time (out of line: the hot path keeps a small
+ * frame). */
+static __attribute__((noinline)) uint32_t stack_id_walk(struct gs_thread *th, void *hook_frame,
+                                                       int m, uint64_t rh, uintptr_t last_sp)
+{
+    uintptr_t ips[GS_MAX_DEPTH];
+    uint64_t h;
+    struct walk_info w;
+    int n = walk(th, hook_frame, ips, (int)gs_opt.depth, &h, &w, 0, 0);
+    if (!n)
+        return 0;
+    unsigned slot = (unsigned)(h >> 54);
+    uint32_t id = th->cache_hash[slot] == h ? th->cache_id[slot] & ~GS_ID_WALK
+                                            : intern_hashed(th, ips, n, h);
+    if (!id)
+        return 0;
+    uint32_t flag = GS_ID_WALK;
+    uint64_t want = 0;
+    if (w.std_end == n || (w.std_end == n - 1 && w.last_kind == GS_UNW_LAST)) {
+        flag = 0; /* every frame by the convention, or it ends at an outermost one */
+    } else if (w.std_end == m - 1 && n <= m + 2 && w.last_kind == GS_UNW_LAST) {
+        flag = 0; /* glibc's start code beyond the raw walk's last frame */
+        want = last_sp;
+    }
+    unsigned rslot = (unsigned)(rh >> 54);
+    th->cache_hash[rslot] = rh;
+    th->cache_id[rslot] = id | flag;
+    th->cache_sp[rslot] = want;
+    return id;
+}
+
 uint32_t gs_stack_id(void *hook_frame)
 {
     struct gs_thread *th = gs_tls.th;
     if (GS_LIKELY(gs_opt.unwind == GS_UNWIND_FP && th && !gs_py_active())) {
-        uintptr_t *fp = hook_frame;
-        uintptr_t limit = th->stack_hi > 16 ? th->stack_hi - 16 : 0;
-        uint64_t h = GS_HASH_SEED;
-        int n = 0, max = (int)gs_opt.depth;
-        while (n < max) {
-            uintptr_t ret = fp[1], next = fp[0];
-            if (ret < 4096)
-                break;
-            h = hash_step(h, ret);
-            n++;
-            if (next <= (uintptr_t)fp || next > limit || (next & 7))
-                break;
-            fp = (uintptr_t *)next;
+        uint64_t rh;
+        uintptr_t last_sp;
+        if (GS_UNLIKELY(gs_unw_check(th)))
+            memset(th->cache_hash, 0, sizeof th->cache_hash); /* raw entries name old rules' stacks */
+        int m = raw_walk(th, hook_frame, (int)gs_opt.depth, &rh, &last_sp);
+        unsigned rslot = (unsigned)(rh >> 54);
+        if (GS_LIKELY(th->cache_hash[rslot] == rh)) {
+            uint32_t id = th->cache_id[rslot];
+            uint64_t want = th->cache_sp[rslot];
+            if (GS_LIKELY(!(id & GS_ID_WALK) && (!want || want == last_sp)))
+                return id;
         }
-        if (!n)
-            return 0;
-        h = hash_end(h, n);
-        unsigned slot = (unsigned)(h >> 54);
-        if (GS_LIKELY(th->cache_hash[slot] == h))
-            return th->cache_id[slot];
+        return stack_id_walk(th, hook_frame, m, rh, last_sp);
     }
     uintptr_t ips[GS_MAX_DEPTH];
     int n = gs_stack_capture(hook_frame, ips, (int)gs_opt.depth);

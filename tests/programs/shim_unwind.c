@@ -8,10 +8,11 @@
  *
  * Expected (tests/integration/shim_unwind_libunwind.sh), for the 51515-byte
  * allocation:
- *   GCSPY_UNWIND=fp        exactly 2 frames: inner_alloc, nofp_call (the
- *                          frame-pointer chain ends at the zeroed %rbp);
- *   GCSPY_UNWIND=libunwind the same 2 innermost frames, then level2, level1
- *                          and main, then libc's start code: deeper than fp;
+ *   GCSPY_UNWIND=fp        inner_alloc, nofp_call, then level2, level1 and
+ *                          main (nofp_call's CFI, not its zeroed %rbp, says
+ *                          where its caller's frame is), then libc's start
+ *                          code;
+ *   GCSPY_UNWIND=libunwind the same frames, as many;
  *   GCSPY_UNWIND=libunwind GCSPY_DEPTH=3: exactly 3 frames.
  * Exit status 0.
  */

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# The default stack walker (GCSPY_UNWIND=fp; preload/stack.c, unwind.c)
+# through code without frame pointers:
+#  1. tests/programs/stack_cxx_new.cpp: two new[] leaked from two lines of
+#     main through Debian's libstdc++ (no frame pointers): each leak's
+#     stack is operator new then main at its own line (the line memcheck
+#     names, where valgrind runs), two stacks;
+#  2. tests/programs/stack_garbage.c: a caller that leaves a fake frame
+#     chain in rbp (ASCII, top-bit words, stack addresses): the 8
+#     allocations of one site share one stack, alloc_site, garbage_call,
+#     level1, main, and every frame lies in an executable segment of a
+#     module record, none with the top bit set (a Python frame's mark);
+#  3. dash, bash and tr, built without frame pointers: every frame of every
+#     stack of every trace lies in an executable segment of a module
+#     record, none with the top bit set.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+. tests/lib.sh
+gs_init stack_walk
+gs_need stack_cxx_new stack_garbage
+
+# Every frame in an r-x segment of a module record; none with the top bit.
+code_only() {
+  gs_py - "$1" <<'PY'
+import sys
+from gstrace import *
+tr = Trace(sys.argv[1])
+bad = []
+for sid in tr.stacks:
+    for ip in tr.frames(sid):
+        m = tr.module_of(ip)
+        seg = m and next(s for s in m.segs if m.base + s[0] <= ip < m.base + s[0] + s[1])
+        if ip >> 63 or not seg or seg[2] != 'r-x':
+            bad.append('%#x (%s)' % (ip, m.path if m else 'no module'))
+assert not bad, 'frames outside executable code: %s' % ', '.join(sorted(set(bad))[:8])
+print('%d stacks, all frames in code' % len(tr.stacks))
+PY
+}
+
+# 1. new[] through libstdc++
+P=$GS_PROGS/stack_cxx_new
+gs_run cxx "$P"
+[ "$GS_RC" -eq 0 ] || fail "cxx: exit status $GS_RC: $(head -3 "$GS_DIR/err")"
+if gs_one_trace; then
+  "$GS_CLI" report "$GS_TRACE" >"$GS_DIR/report" 2>&1 || fail "cxx: gcspy report failed"
+  for n in 25 50; do
+    line=$(grep -n "LINE-$n\$" tests/programs/stack_cxx_new.cpp | cut -d: -f1)
+    bytes=$((n * 4))
+    # the block's stack: the lines after "<bytes> bytes in 1 block, definite"
+    st=$(awk -v b="$bytes bytes in 1 block, definite" 'index($0, b) { on = 1; next }
+           on && /^ *#/ { print } on && !/^ *#/ && !/unreachable since/ { on = 0 }' "$GS_DIR/report")
+    f0=$(sed -n 1p <<<"$st"); f1=$(sed -n 2p <<<"$st")
+    [[ $f0 == *"operator new"*libstdc++* ]] || fail "cxx new int[$n]: frame #0 is '$f0'"
+    [[ $f1 == *"#1  main at tests/programs/stack_cxx_new.cpp:$line "* ]] ||
+      fail "cxx new int[$n]: frame #1 is '$f1', expected main at line $line"
+    echo "cxx new int[$n]: ${f1# *}"
+    if command -v valgrind >/dev/null; then
+      [ -f "$GS_T/vg" ] || valgrind --leak-check=full "$P" >/dev/null 2>"$GS_T/vg"
+      grep -A2 "^==[0-9]*== $bytes bytes in 1 blocks are definitely lost" "$GS_T/vg" |
+        grep -q "by 0x[0-9A-F]*: main (stack_cxx_new.cpp:$line)" ||
+        fail "cxx new int[$n]: memcheck does not name main at line $line: $(grep -A2 "$bytes bytes" "$GS_T/vg")"
+    fi
+  done
+fi
+
+# 2. garbage in rbp
+P=$GS_PROGS/stack_garbage
+gs_run garbage "$P"
+[ "$GS_RC" -eq 0 ] || fail "garbage: exit status $GS_RC: $(head -3 "$GS_DIR/err")"
+if gs_one_trace; then
+  gs_check "$GS_DUMP"
+  gs_py - "$GS_DUMP" "$P" <<'PY' || fail "garbage: see above"
+import sys
+from gstrace import *
+tr = Trace(sys.argv[1]); prog = sys.argv[2]
+rs = [r for r in tr.of('alloc') if r.size == 4242]
+assert len(rs) == 8, '%d allocations of 4242 bytes' % len(rs)
+ids = sorted(set(r.stack for r in rs))
+assert len(ids) == 1, 'one site, %d stacks: %s' % (len(ids), ids)
+f = {n: in_function(tr, prog, n) for n in ('alloc_site', 'garbage_call', 'level1', 'main')}
+names = [next((n for n, inside in f.items() if inside(ip)), hex(ip)) for ip in tr.frames(ids[0])]
+assert names[:4] == ['alloc_site', 'garbage_call', 'level1', 'main'], 'frames: %s' % names
+print('garbage: one stack: %s' % ' '.join(names))
+PY
+  code_only "$GS_DUMP" || fail "garbage: see above"
+fi
+
+# 3. real programs without frame pointers
+script='x=$(echo hello); for i in 1 2 3; do y="$y$x$i"; done; echo "$y"
+read a <<EOF
+line
+EOF
+case $a in l*) echo "$a";; esac; z=${y#hello}; echo "$z"'
+for prog in dash bash tr; do
+  command -v "$prog" >/dev/null || { echo "no $prog: not checked"; continue; }
+  case $prog in
+    tr) gs_run "$prog" sh -c 'echo hello world | exec tr a-z A-Z' ;;
+    *) gs_run "$prog" "$prog" -c "$script" ;;
+  esac
+  [ "$GS_RC" -eq 0 ] || fail "$prog: exit status $GS_RC: $(head -3 "$GS_DIR/err")"
+  n=0
+  while read -r t; do
+    gs_dump "$t"
+    out=$(code_only "$t.txt") || { fail "$prog $(basename "$t"): $out"; continue; }
+    n=$((n + 1))
+    echo "$prog $(basename "$t"): $out"
+  done < <(gs_traces)
+  [ "$n" -gt 0 ] || fail "$prog: no trace passed"
+done
+gs_done

@@ -1,0 +1,17 @@
+# Allocation stacks (tests/integration/stack_walk.sh): small programs whose
+# stacks go through code without frame pointers (the system's libstdc++,
+# hand-written assembly that leaves garbage in rbp). Built like the shim's
+# test programs (-O1 -g, frame pointers kept in their own code).
+
+STACK_PROG_DIR := $(BUILD)/tests/programs
+STACK_PROGS    := $(STACK_PROG_DIR)/stack_cxx_new $(STACK_PROG_DIR)/stack_garbage
+
+TEST_DEPS += $(STACK_PROGS)
+
+$(STACK_PROG_DIR)/stack_cxx_new: tests/programs/stack_cxx_new.cpp
+	@mkdir -p $(@D)
+	$(CXX) -std=gnu++17 -O1 -g -fno-omit-frame-pointer $(WARN) -o $@ $<
+
+$(STACK_PROG_DIR)/stack_garbage: tests/programs/stack_garbage.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -o $@ $<
