@@ -67,7 +67,10 @@ gs_done() {
 # $GS_LIB, $GS_CLI and build/tests/programs are the host's build) and, read-
 # write, $GS_T when set plus every directory in IN_ROOT_BIND (space-
 # separated); /proc, /dev/null, zero, random, urandom, a tmpfs on /tmp and
-# /dev/shm. The environment is passed through with PATH set to the root's.
+# /dev/shm. CMD starts in the caller's directory when that is one of these
+# mounts, else in /tmp. The environment is passed through with PATH set to
+# the root's. CMD runs in the namespace as root: it may mount more (e.g. bind
+# /dev/null over a library to hide it), seen by nobody else.
 # All mounts live in a private mount namespace (unshare -m): they vanish
 # with CMD on every exit path, a kill included, and are never seen outside.
 # Returns CMD's status, or 77 with one line "root SUITE: REASON" on stdout
@@ -110,8 +113,13 @@ in_root() {
     for f in null zero random urandom; do mnt "/dev/$f" "$root/dev/$f"; done
     mnt "$repo" "$root$repo" ro
     for d in $binds; do mnt "$d" "$root$d"; done
+    # chroot would start CMD in the root'"'"'s /: the same directory as the
+    # caller when it is inside a mount, else the fresh /tmp.
+    cwd=/tmp
+    [ -d "$root$PWD" ] && cwd=$PWD
     set +e
-    exec chroot "$root" /usr/bin/env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
+    exec chroot "$root" /usr/bin/env -C "$cwd" \
+      PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
   ' in_root "$root" "$GS_ROOT" "$binds" "$@"
 }
 
