@@ -40,6 +40,7 @@
 #include "stack.h"
 #include "threads.h"
 #include "torch.h"
+#include "unwind.h"
 
 static uint64_t wall0_ns;
 static int started;
@@ -142,6 +143,7 @@ int gs_core_start(void)
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1;
     gs_writer_set_stop_record(gs_emit_stopped);
+    gs_unwind_load(0); /* here: the loader may be re-entered from a constructor */
     gs_daemon_init();
     int rc = gs_writer_open();
     if (rc == 0)
