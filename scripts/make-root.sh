@@ -25,6 +25,7 @@
 #   - every mount (debootstrap's, /proc for apt) lives in a private mount
 #     namespace (unshare -m), so no exit path leaves one behind.
 #
+# `scripts/make-root.sh --mirror` prints that mirror and does nothing else.
 # Exit status: 0 and the root's path as the last line when the root is ready;
 # 77 and one line "make-root: SUITE: REASON" when it cannot be made here (not
 # root, no debootstrap, the mirror unreachable, the creation failed: its log
@@ -32,6 +33,8 @@
 set -u
 
 suite=${1:-}
+# --mirror: print the mirror a root would come from (scripts/stock-debian.sh)
+[ "$suite" = --mirror ] && mirror_only=1 && suite=mirror
 [ -n "$suite" ] && [[ "$suite" =~ ^[a-z][a-z0-9-]*$ ]] ||
   { echo "usage: scripts/make-root.sh SUITE   (a Debian suite name: trixie, sid, bookworm, ...)" >&2; exit 2; }
 
@@ -78,6 +81,7 @@ host_mirror() {
 }
 mirror=${GCSPY_MIRROR:-$(host_mirror)}
 mirror=${mirror%/}
+[ -n "${mirror_only:-}" ] && { echo "$mirror"; exit 0; }
 
 # A present, stamped root: reused without a lock or a look at the network.
 [ -f "$dir/etc/gcspy-root" ] && root_complete "$dir" && ready

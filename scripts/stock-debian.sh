@@ -36,9 +36,7 @@ skip() { say "$*"; exit 77; }
 
 [ "$(id -u)" -eq 0 ] || skip "not root (debootstrap and chroot need root)"
 for t in debootstrap unshare chroot git; do command -v "$t" >/dev/null || skip "$t is not installed"; done
-mirror=${GCSPY_MIRROR:-$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
-                           /etc/apt/sources.list.d/debian.sources 2>/dev/null)}
-mirror=${mirror:-http://deb.debian.org/debian}
+mirror=$(bash scripts/make-root.sh --mirror)
 
 # README's two commands: the sh block after "On a fresh Debian 12 machine",
 # comments dropped.
