@@ -54,10 +54,11 @@ echo "install-deps: apt-get update"
 $SUDO apt-get update >>"$log" 2>&1 || failed "apt-get update" $?
 # How many packages the install brings in (dependencies included), for the
 # counts below.
-total=$($SUDO apt-get install -s --no-install-recommends "${missing[@]}" 2>>"$log" | grep -c '^Inst ')
+total=$($SUDO apt-get install -s --no-install-recommends "${missing[@]}" 2>>"$log" | grep -c '^Inst ' || true)
 echo "install-deps: apt-get install: $total packages with their dependencies (full output: $log)"
 # apt's -q output has one line per package per stage (Get:, Unpacking,
 # Setting up); awk turns them into a line per stage and every 100 packages.
+set +e # the status is apt-get's (PIPESTATUS), checked below
 $SUDO apt-get install -y -q -o Dpkg::Use-Pty=0 --no-install-recommends "${missing[@]}" 2>&1 | tee -a "$log" |
   awk -v total="$total" '
     function tick(what, n) { if (n == 1 || n % 100 == 0 || n == total)
@@ -68,5 +69,6 @@ $SUDO apt-get install -y -q -o Dpkg::Use-Pty=0 --no-install-recommends "${missin
     /^Setting up /   { tick("set up", ++s) }
     /^(E|W): /       { print "install-deps: " $0; fflush() }'
 rc=${PIPESTATUS[0]}
+set -e
 [ "$rc" -eq 0 ] || failed "apt-get install" "$rc"
 echo "install-deps: done"
