@@ -90,6 +90,8 @@ in_root() {
       [ -n "${GS_ROOTS_LOG:-}" ] && echo "$suite skipped $(basename "$0" .sh): ${why:-make-root.sh failed}" >>"$GS_ROOTS_LOG"
       return 77
     fi
+    [ -n "${GS_ROOTS_LOG:-}" ] &&
+      echo "$suite made $(basename "$0" .sh): $(sed -n 's/^seconds=//p' "$root/etc/gcspy-root") s" >>"$GS_ROOTS_LOG"
   fi
   if [ "$(id -u)" -ne 0 ]; then
     echo "root $suite: not root (chroot needs root)"
