@@ -5,7 +5,8 @@
 # command works on a stock machine.
 # Idempotent: when everything is present it only checks (dpkg-query) and exits
 # within a second. Run as root (CI and the dev machines are root); otherwise
-# sudo is used when available.
+# sudo is used when available. debootstrap is for the Debian roots the tests
+# make when missing (scripts/make-root.sh).
 # On a stock machine this is some 800 packages and minutes of work: apt's
 # progress is shown as a line per stage and a count every 100 packages
 # downloaded, unpacked and set up; apt's full output goes to
@@ -19,6 +20,7 @@ PKGS=(
   nodejs npm chromium
   liblsan0
   strace
+  debootstrap
 )
 
 missing=()
