@@ -75,8 +75,10 @@ gs_done() {
 # with CMD on every exit path, a kill included, and are never seen outside.
 # Returns CMD's status, or 77 with one line "root SUITE: REASON" on stdout
 # when the root is missing and cannot be made (not root, mirror unreachable:
-# make-root.sh's reason). Each call appends "SUITE ran" or "SUITE skipped:
-# REASON" to $GS_ROOTS_LOG when set (scripts/run-tests.sh's roots line).
+# make-root.sh's reason; or no mount namespace here). Each call appends
+# "SUITE ran TEST" or "SUITE skipped TEST: REASON" (and "SUITE made TEST:
+# N s" when it made the root) to $GS_ROOTS_LOG when set: scripts/run-tests.sh
+# prints from it which roots ran and which were skipped, and why.
 # Make a root by hand with `scripts/make-root.sh SUITE`.
 in_root() {
   local suite=$1 root why binds d
@@ -93,25 +95,28 @@ in_root() {
     [ -n "${GS_ROOTS_LOG:-}" ] &&
       echo "$suite made $(basename "$0" .sh): $(sed -n 's/^seconds=//p' "$root/etc/gcspy-root") s" >>"$GS_ROOTS_LOG"
   fi
-  if [ "$(id -u)" -ne 0 ]; then
-    echo "root $suite: not root (chroot needs root)"
-    [ -n "${GS_ROOTS_LOG:-}" ] && echo "$suite skipped $(basename "$0" .sh): not root (chroot needs root)" >>"$GS_ROOTS_LOG"
+  why=""
+  if [ "$(id -u)" -ne 0 ]; then why="not root (chroot needs root)"
+  elif ! unshare -m --propagation private true 2>/dev/null; then why="no mount namespace here (unshare -m failed)"
+  fi
+  if [ -n "$why" ]; then
+    echo "root $suite: $why"
+    [ -n "${GS_ROOTS_LOG:-}" ] && echo "$suite skipped $(basename "$0" .sh): $why" >>"$GS_ROOTS_LOG"
     return 77
   fi
   binds=""
   for d in ${GS_T:-} ${IN_ROOT_BIND:-}; do [ -d "$d" ] && binds="$binds $d"; done
   [ -n "${GS_ROOTS_LOG:-}" ] && echo "$suite ran $(basename "$0" .sh)" >>"$GS_ROOTS_LOG"
   unshare -m --propagation private bash -c '
-    set -e
     root=$1 repo=$2 binds=$3; shift 3
+    die() { echo "root ${root##*/}: cannot mount $1 in it"; exit 77; }
     mnt() {  # SRC DST [ro]: bind SRC at DST inside the root (DST made if missing)
-      if [ -d "$1" ]; then mkdir -p "$2"; else [ -e "$2" ] || : >"$2"; fi
-      mount --bind "$1" "$2"
-      [ "${3:-}" != ro ] || mount -o remount,bind,ro "$2"
+      if [ -d "$1" ]; then mkdir -p "$2"; else [ -e "$2" ] || : >"$2"; fi &&
+        mount --bind "$1" "$2" && { [ "${3:-}" != ro ] || mount -o remount,bind,ro "$2"; } || die "$1"
     }
-    mount -t proc proc "$root/proc"
-    mount -t tmpfs tmpfs "$root/tmp"
-    mkdir -p "$root/dev/shm"; mount -t tmpfs tmpfs "$root/dev/shm"
+    mount -t proc proc "$root/proc" || die /proc
+    mount -t tmpfs tmpfs "$root/tmp" || die /tmp
+    mkdir -p "$root/dev/shm" && mount -t tmpfs tmpfs "$root/dev/shm" || die /dev/shm
     for f in null zero random urandom; do mnt "/dev/$f" "$root/dev/$f"; done
     mnt "$repo" "$root$repo" ro
     for d in $binds; do mnt "$d" "$root$d"; done
@@ -119,7 +124,6 @@ in_root() {
     # caller when it is inside a mount, else the fresh /tmp.
     cwd=/tmp
     [ -d "$root$PWD" ] && cwd=$PWD
-    set +e
     exec chroot "$root" /usr/bin/env -C "$cwd" \
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
   ' in_root "$root" "$GS_ROOT" "$binds" "$@"
