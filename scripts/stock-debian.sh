@@ -16,6 +16,16 @@
 #   STOCK_WORK     the run's folder (default /var/tmp/gcspy-stock): a fresh
 #                  copy of the base in root/ every run, logs/, summary.txt
 #   GCSPY_MIRROR   the Debian mirror (default: the host's, as make-root.sh)
+#   --reuse        keep the root of the last run (its packages installed:
+#                  install-deps then only checks) and clone afresh: a quicker
+#                  second look after a fix; the first run of a change should
+#                  be a full one
+#
+# The machine's network is the host's. Where it intercepts TLS with a CA of
+# its own (certificates in the host's /usr/local/share/ca-certificates), that
+# CA is copied into the root and named by NODE_EXTRA_CA_CERTS for the
+# commands, so npm reaches its registry as it does on the host; nothing else
+# of the host's configuration goes in.
 #
 # Needs root, debootstrap, unshare. Every mount (/proc, /sys, /dev, /dev/shm
 # for chromium) lives in a private mount namespace: no exit path leaves one.
@@ -27,6 +37,8 @@ repo=$PWD
 suite=${STOCK_SUITE:-bookworm}
 cache=${STOCK_CACHE:-/var/cache/gcspy/stock}
 work=${STOCK_WORK:-/var/tmp/gcspy-stock}
+reuse=""
+[ "${1:-}" = --reuse ] && reuse=1
 base=$cache/$suite
 root=$work/root
 logs=$work/logs
@@ -73,11 +85,21 @@ fi
 
 # ---- a fresh copy, the clone under /root ----
 t1=$(date +%s)
-rm -rf "$root" "$logs" && mkdir -p "$logs" || exit 1
-cp -a "$base" "$root" || { say "cannot copy $base to $root"; exit 1; }
+rm -rf "$logs" && mkdir -p "$logs" || exit 1
+if [ -n "$reuse" ] && [ -f "$root/etc/gcspy-stock" ]; then
+  rm -rf "$root/root/gcspy" "$root/tmp/"* || exit 1
+  what="the last run's root $root (--reuse)"
+else
+  rm -rf "$root" && cp -a "$base" "$root" || { say "cannot copy $base to $root"; exit 1; }
+  what="fresh root $root (copied in $(( $(date +%s) - t1 )) s)"
+fi
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
+ca=""
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+  cat /usr/local/share/ca-certificates/*.crt >"$root/etc/gcspy-host-ca.pem" && ca=NODE_EXTRA_CA_CERTS=/etc/gcspy-host-ca.pem
+fi
 git clone -q --branch "$branch" "$repo" "$root/root/gcspy" || { say "git clone failed"; exit 1; }
-say "fresh root $root (copied in $(( $(date +%s) - t1 )) s); /root/gcspy is $branch at $commit; packages: $(chroot "$root" dpkg-query -W -f='.\n' | wc -l)"
+say "$what; /root/gcspy is $branch at $commit; packages: $(chroot "$root" dpkg-query -W -f='.\n' | wc -l)${ca:+; the host CA certificates for node}"
 
 # ---- README's commands ----
 summary=$work/summary.txt
@@ -95,10 +117,10 @@ for cmd in "${CMDS[@]}"; do
     mount --rbind /dev "$1/dev"
     mount -t tmpfs -o mode=1777 tmpfs "$1/dev/shm"
     set +e
-    exec chroot "$1" /usr/bin/env -i HOME=/root USER=root LOGNAME=root TERM=dumb \
+    exec chroot "$1" /usr/bin/env -i HOME=/root USER=root LOGNAME=root TERM=dumb $3 \
       PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
       bash -c "cd /root/gcspy && $2"
-  ' _ "$root" "$cmd" </dev/null 2>&1 | tee "$log"
+  ' _ "$root" "$cmd" "$ca" </dev/null 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   secs=$(( $(date +%s) - s ))
   [ "$rc" -eq 0 ] || status=1
