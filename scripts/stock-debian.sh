@@ -112,6 +112,9 @@ for cmd in "${CMDS[@]}"; do
   s=$(date +%s)
   unshare -m --propagation private bash -c '
     set -e
+    # the root a mount point of its own, so that inside it / is one, and
+    # the tests may make private mount namespaces there (unshare -m)
+    mount --bind "$1" "$1"
     mount -t proc proc "$1/proc"
     mount -t sysfs sysfs "$1/sys"
     mount --rbind /dev "$1/dev"

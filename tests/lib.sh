@@ -114,6 +114,9 @@ in_root() {
       if [ -d "$1" ]; then mkdir -p "$2"; else [ -e "$2" ] || : >"$2"; fi &&
         mount --bind "$1" "$2" && { [ "${3:-}" != ro ] || mount -o remount,bind,ro "$2"; } || die "$1"
     }
+    # the root a mount point of its own: inside it / is one, so CMD can make
+    # private mount namespaces of its own (unshare -m) there
+    mount --bind "$root" "$root" || die "$root"
     mount -t proc proc "$root/proc" || die /proc
     mount -t tmpfs tmpfs "$root/tmp" || die /tmp
     mkdir -p "$root/dev/shm" && mount -t tmpfs tmpfs "$root/dev/shm" || die /dev/shm

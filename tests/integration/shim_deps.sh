@@ -25,7 +25,8 @@
 #             and runs under the shim with GCSPY_UNWIND=libunwind, one line
 #             about libunwind, a valid trace (skipped, with a line, when the
 #             root cannot be made here)
-# Hiding needs root (unshare -m, mount); the test is skipped otherwise.
+# Hiding needs root and a private mount namespace (unshare -m; in a chroot
+# whose / is no mount point there is none); the test is skipped otherwise.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/lib.sh
@@ -51,6 +52,8 @@ echo "glibc: newest symbol version $top"
 
 # ---- hidden ----
 [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null || gs_skip "not root or no unshare: cannot hide libraries"
+why=$(unshare -m --propagation private true 2>&1) ||
+  gs_skip "no private mount namespace here, cannot hide libraries: $why"
 hide=()
 for l in libunwind.so.8 libzstd.so.1; do
   f=$(ldconfig -p | awk -v l="$l" '$1 == l && /x86-64|x86_64|AArch64/ { print $NF; exit }')
