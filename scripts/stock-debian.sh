@@ -16,6 +16,8 @@
 #   STOCK_WORK     the run's folder (default /var/tmp/gcspy-stock): a fresh
 #                  copy of the base in root/ every run, logs/, summary.txt
 #   GCSPY_MIRROR   the Debian mirror (default: the host's, as make-root.sh)
+#   STOCK_ONLY     N: run only README's N-th command (with --reuse: a second
+#                  look at the test suite after a fix)
 #   --reuse        keep the root of the last run (its packages installed:
 #                  install-deps then only checks) and clone afresh: a quicker
 #                  second look after a fix; the first run of a change should
@@ -107,6 +109,7 @@ summary=$work/summary.txt
 status=0 i=0
 for cmd in "${CMDS[@]}"; do
   i=$((i + 1))
+  [ -n "${STOCK_ONLY:-}" ] && [ "$STOCK_ONLY" != $i ] && continue
   log=$logs/$i.log
   say "[$i/${#CMDS[@]}] # $cmd   (log: $log)"
   s=$(date +%s)
