@@ -1,8 +1,11 @@
 # gcspy — build, test, benchmark.
 #
+# On a machine without make (a stock Debian 12): bash scripts/demo.sh, or
+# bash scripts/test.sh (README's two commands) install it with the rest.
+#
 #   make            build everything (libgcspy.so, the gcspy CLI, CUDA parts if found)
 #   make demo       install what is missing, build, run examples/train.py under gcspy, report
-#   make test       the whole test suite (what .ci/run calls)
+#   make test       the whole test suite (.ci/run: scripts/test.sh, which installs make first)
 #   make bench      benchmarks, printed as ratios against peers measured in the same run
 #   make asan       analyzer, CLI and unit tests built and run with ASan+UBSan
 #   make fuzz       a long fuzz run of the trace reader (FUZZ_SECONDS=600)

@@ -6,10 +6,8 @@
  * the hook, so each allocation is recorded once.
  */
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
 #include <dlfcn.h>
 #include <errno.h>
-#include <libunwind.h>
 #include <string.h>
 
 #include "gcspy/bridge.h"
@@ -20,17 +18,19 @@
 #include "stack.h"
 #include "threads.h"
 #include "torch.h"
+#include "libunwind_dl.h"
 
 #define GS_EXPORT __attribute__((visibility("default")))
 
 /* The stack of a CUPTI callback starts inside libgcspy_cupti.so and libcupti,
  * which have no frame pointers: it is taken with libunwind (these calls are
  * rare: allocations no PLT hook saw) and the companion's own frames are
- * dropped, so the stack starts at the program's call. */
+ * dropped, so the stack starts at the program's call. Without libunwind
+ * installed (unwind.c) such a stack has only its Python frames. */
 static uint32_t caller_stack(void)
 {
     void *buf[GS_MAX_DEPTH + 32];
-    int got = unw_backtrace(buf, GS_MAX_DEPTH + 32), i = 0;
+    int got = gs_unw_backtrace(buf, GS_MAX_DEPTH + 32), i = 0; /* -1: no libunwind */
     while (i < got) {
         Dl_info info;
         uintptr_t ip = (uintptr_t)buf[i];

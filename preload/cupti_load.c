@@ -15,6 +15,7 @@
 #include "cupti_load.h"
 #include "mem.h"
 #include "modules.h"
+#include "libunwind_dl.h"
 
 static int (*cupti_flush)(void);
 
@@ -35,6 +36,7 @@ void gs_cupti_maybe_load(void)
     gs_fmt(path + dir, sizeof path - (size_t)dir, "%slibgcspy_cupti.so", dir ? "/" : "");
     if (access(path, R_OK))
         return;
+    gs_unwind_load(1); /* the bridge's stacks (bridge.c) */
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     int (*init)(void) = h ? (int (*)(void))dlsym(h, "gcspy_cupti_attach") : NULL;
     const char *(*why)(void) = h ? (const char *(*)(void))dlsym(h, "gcspy_cupti_error") : NULL;

@@ -59,6 +59,7 @@
 #include "stack.h"
 #include "threads.h"
 #include "torch.h"
+#include "libunwind_dl.h"
 
 static uint64_t wall0_ns;
 static int started;
@@ -258,6 +259,7 @@ int gs_core_start(void)
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1;
     gs_writer_set_stop_record(gs_emit_stopped);
+    gs_unwind_load(0); /* here: the loader may be re-entered from a constructor */
     gs_daemon_init();
     gs_daemon_set_orphaned(on_orphaned);
     int rc = gs_writer_open();

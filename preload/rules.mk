@@ -24,7 +24,11 @@ $(BUILD)/obj/preload/cuda_hooks.o: PRELOAD_CFLAGS += -isystem $(CUDA_HOME)/inclu
 endif
 PRELOAD_CFLAGS := $(ALL_CFLAGS) -flto=auto -fPIC -fno-omit-frame-pointer -fvisibility=hidden \
                   -ftls-model=initial-exec -Ipreload
-PRELOAD_LIBS  := -lzstd -lunwind -lpthread -ldl
+# Nothing beyond glibc: a missing library would keep the program from
+# starting under LD_PRELOAD. zstd is linked in from Debian's libzstd.a
+# (position-independent), its symbols hidden so they never interpose the
+# program's own libzstd; libunwind is dlopen()ed when present (unwind.c).
+PRELOAD_LIBS  := -Wl,--exclude-libs,libzstd.a -Wl,-Bstatic -lzstd -Wl,-Bdynamic -lpthread -ldl
 
 all: $(BUILD)/libgcspy.so $(BUILD)/libgcspy_core.a
 

@@ -23,8 +23,6 @@
  * the chance of that is about 3e-8 per run.
  */
 #define _GNU_SOURCE
-#define UNW_LOCAL_ONLY
-#include <libunwind.h>
 #include <string.h>
 
 #include "emit.h"
@@ -32,6 +30,7 @@
 #include "modules.h"
 #include "pyframes.h"
 #include "stack.h"
+#include "libunwind_dl.h"
 #include "unwind.h"
 
 /* Node table: open addressing on (parent, ip), plus arrays indexed by id. */
@@ -303,9 +302,11 @@ static int unwind_fits(const struct gs_thread *th, void *hook_frame)
 int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
 {
     int n = 0;
-    if (gs_opt.unwind == GS_UNWIND_LIBUNWIND && unwind_fits(gs_tls.th, hook_frame)) {
-        void *buf[GS_MAX_DEPTH + 16];
-        int got = unw_backtrace(buf, max + 16 < GS_MAX_DEPTH + 16 ? max + 16 : GS_MAX_DEPTH + 16);
+    void *buf[GS_MAX_DEPTH + 16];
+    int got;
+    /* -1: libunwind not loaded (yet, or not installed): the default walk */
+    if (gs_opt.unwind == GS_UNWIND_LIBUNWIND && unwind_fits(gs_tls.th, hook_frame) &&
+        (got = gs_unw_backtrace(buf, max + 16 < GS_MAX_DEPTH + 16 ? max + 16 : GS_MAX_DEPTH + 16)) >= 0) {
         int i = 0;
         while (i < got && (uintptr_t)buf[i] >= gs_self_lo && (uintptr_t)buf[i] < gs_self_hi)
             i++;

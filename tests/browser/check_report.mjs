@@ -2,7 +2,8 @@
 // playwright-core from reports/web/node_modules; never a downloaded browser)
 // and checks what a spec says it must show. Every check runs; each failure is
 // printed as "FAIL: ..."; the exit status is 1 when any failed, 2 when the
-// browser could not be driven at all.
+// browser could not be driven at all, 77 (one line) when node is too old for
+// playwright-core (node_check.mjs).
 //
 //   node tests/browser/check_report.mjs SPECS.json
 //
@@ -31,6 +32,7 @@
 // }
 // Always checked: no console error, no uncaught exception, no request for
 // anything but the page itself (the page must need no network).
+import './node_check.mjs'; // first: one line and exit 77 on a node too old for playwright-core
 import { createRequire } from 'node:module';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

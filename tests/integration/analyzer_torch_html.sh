@@ -43,7 +43,9 @@ assert [b[:3] for b in end['blocks']] == [[0, 0, 4 << 20], [0, 4 << 20, 8 << 20]
                                          [1, 0, 1 << 19], [1, 1 << 19, 3 << 19]], end['blocks']
 X
 
-if command -v node >/dev/null && [ -x /usr/bin/chromium ] && [ -d reports/web/node_modules/playwright-core ]; then
+why="chromium, node or playwright-core missing"
+if command -v node >/dev/null && [ -x /usr/bin/chromium ] && [ -d reports/web/node_modules/playwright-core ] &&
+   why=$(node tests/browser/node_check.mjs); then
   ART=build/test-artifacts/html-torch
   rm -rf "$ART" && mkdir -p "$ART"
   cat >"$T/spec.json" <<J
@@ -55,7 +57,7 @@ if command -v node >/dev/null && [ -x /usr/bin/chromium ] && [ -d reports/web/no
 J
   node tests/browser/check_report.mjs "$T/spec.json" || fail "browser checks (exit $?)"
 else
-  echo "note: chromium, node or playwright-core missing: the page was not opened in a browser"
+  echo "note: $why: the page was not opened in a browser"
 fi
 
 [ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }

@@ -20,15 +20,23 @@
 #              badge says "ended by exec", neutral
 # Both: no console error, no failed request, no request at all beyond the
 # page. Screenshots of every section go to build/test-artifacts/html/.
-# Skipped (77) only when chromium or node is missing (playwright-core is
-# installed by the build: its absence is a failure).
+# Skipped (77) only when chromium or node is missing, or node is older than
+# playwright-core needs (one line: tests/browser/node_check.mjs, itself
+# checked first on a package that asks for a node newer than any); the
+# absence of playwright-core is a failure (the build installs it).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 G=build/gcspy LIB=$PWD/build/libgcspy.so H=build/tests/html
 ART=build/test-artifacts/html
 command -v node >/dev/null || { echo "node is not installed"; exit 77; }
+T0=$(mktemp -d) && echo '{"name": "future", "version": "1.0.0", "engines": {"node": ">=999"}}' >"$T0/package.json"
+why=$(node tests/browser/node_check.mjs "$T0/package.json"); rc=$?; rm -rf "$T0"
+[ $rc -eq 77 ] && [ "$(grep -c . <<<"$why")" -eq 1 ] && grep -q "^node $(node -p process.versions.node) is too old for future 1.0.0 (it needs node >=999)" <<<"$why" ||
+  { echo "FAIL: node_check.mjs on a package needing node >=999: exit $rc, '$why'"; exit 1; }
 [ -x /usr/bin/chromium ] || { echo "chromium is not installed (/usr/bin/chromium)"; exit 77; }
 [ -d reports/web/node_modules/playwright-core ] || { echo "playwright-core is not installed: make test-build runs npm ci in reports/web"; exit 1; }
+why=$(node tests/browser/node_check.mjs); rc=$?
+[ $rc -eq 0 ] || { echo "$why"; exit $rc; }
 [ -x "$G" ] && [ -f "$LIB" ] && [ -x "$H/planted" ] && [ -x "$H/mkdevtrace" ] || { echo "not built"; exit 1; }
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 fails=0

@@ -15,7 +15,12 @@
 #            flag (0x2); run without set-user-ID, the same variables are
 #            obeyed and the flag is clear.
 # The set-user-ID cases need root (chown) and a file system without nosuid;
-# they are skipped otherwise.
+# they are skipped otherwise. What the set-user-ID programs load comes from a
+# world-readable temporary directory, never from the build tree: a clone
+# under /root (mode 700) is out of nobody's reach, and the loader ignores
+# $ORIGIN and LD_LIBRARY_PATH in secure mode, so the linked program is
+# linked again there against a copy of libgcspy.so, with that directory as
+# its run path.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/lib.sh
@@ -43,7 +48,10 @@ if [ "$(id -u)" -ne 0 ]; then
 fi
 D=$GS_T/suid
 mkdir -p "$D" && chmod 1777 "$D" && chmod 755 "$GS_T"
-cp "$GS_PROGS/rel_setuid" "$GS_PROGS/rel_setuid_linked" "$D/"
+cp "$GS_PROGS/rel_setuid" "$GS_LIB" "$D/" && chmod 755 "$D/libgcspy.so"
+${CC:-cc} -std=gnu11 -O1 -g -fno-omit-frame-pointer -pthread -Iinclude -o "$D/rel_setuid_linked" \
+  tests/programs/rel_setuid.c -Wl,--no-as-needed "$D/libgcspy.so" -Wl,-rpath,"$D" ||
+  fail "cannot link rel_setuid_linked against $D/libgcspy.so"
 chown 65534 "$D/rel_setuid" "$D/rel_setuid_linked" && chmod 4755 "$D/rel_setuid" "$D/rel_setuid_linked"
 secure=$(cd "$D" && ./rel_setuid | sed -n 's/^secure=\([0-9]\).*/\1/p')
 if [ "$secure" != 1 ]; then

@@ -11,7 +11,7 @@
  * leak_threads_exited).
  *
  * @scans exit 1
- * @scan exit definite=1/2010 indirect=0/0 possible=1/304
+ * @scan exit definite=1/2010 indirect=0/0 possible=1/288
  * @block exit 2010=definite
  */
 #include <pthread.h>
