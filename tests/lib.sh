@@ -19,6 +19,9 @@
 #   gs_py ARGS...              /usr/bin/python3 with the gstrace module importable
 #   fail MSG / gs_done         count a failure / exit 0, or 1 after failures
 #   gs_skip REASON             exit 77 with REASON as the last stdout line
+#   in_root SUITE CMD...       runs CMD inside the Debian root SUITE (below);
+#                              returns CMD's status, or 77 with a reason on
+#                              stdout when the root is missing and cannot be made
 # GS_LIB in the environment replaces build/libgcspy.so (to try a patched
 # build against the same tests).
 #
@@ -55,6 +58,61 @@ gs_done() {
   fi
   echo "all checks passed"
   exit 0
+}
+
+# in_root SUITE CMD...: CMD, as root, chrooted into the minimal Debian root
+# $GCSPY_ROOTS/SUITE (/var/cache/gcspy/roots/SUITE: python3, python3-torch,
+# python3-numpy, gcc, libc6-dev), made by scripts/make-root.sh when missing.
+# Inside, at the same paths as outside: this repository read-only (so
+# $GS_LIB, $GS_CLI and build/tests/programs are the host's build) and, read-
+# write, $GS_T when set plus every directory in IN_ROOT_BIND (space-
+# separated); /proc, /dev/null, zero, random, urandom, a tmpfs on /tmp and
+# /dev/shm. The environment is passed through with PATH set to the root's.
+# All mounts live in a private mount namespace (unshare -m): they vanish
+# with CMD on every exit path, a kill included, and are never seen outside.
+# Returns CMD's status, or 77 with one line "root SUITE: REASON" on stdout
+# when the root is missing and cannot be made (not root, mirror unreachable:
+# make-root.sh's reason). Each call appends "SUITE ran" or "SUITE skipped:
+# REASON" to $GS_ROOTS_LOG when set (scripts/run-tests.sh's roots line).
+# Make a root by hand with `scripts/make-root.sh SUITE`.
+in_root() {
+  local suite=$1 root why binds d
+  shift
+  root=${GCSPY_ROOTS:-/var/cache/gcspy/roots}/$suite
+  if [ ! -f "$root/etc/gcspy-root" ]; then
+    why=$(bash "$GS_ROOT/scripts/make-root.sh" "$suite" 2>/dev/null | tail -1)
+    if [ "$why" != "$root" ]; then
+      why=${why#make-root: $suite: }
+      echo "root $suite: ${why:-scripts/make-root.sh $suite failed}"
+      [ -n "${GS_ROOTS_LOG:-}" ] && echo "$suite skipped $(basename "$0" .sh): ${why:-make-root.sh failed}" >>"$GS_ROOTS_LOG"
+      return 77
+    fi
+  fi
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "root $suite: not root (chroot needs root)"
+    [ -n "${GS_ROOTS_LOG:-}" ] && echo "$suite skipped $(basename "$0" .sh): not root (chroot needs root)" >>"$GS_ROOTS_LOG"
+    return 77
+  fi
+  binds=""
+  for d in ${GS_T:-} ${IN_ROOT_BIND:-}; do [ -d "$d" ] && binds="$binds $d"; done
+  [ -n "${GS_ROOTS_LOG:-}" ] && echo "$suite ran $(basename "$0" .sh)" >>"$GS_ROOTS_LOG"
+  unshare -m --propagation private bash -c '
+    set -e
+    root=$1 repo=$2 binds=$3; shift 3
+    mnt() {  # SRC DST [ro]: bind SRC at DST inside the root (DST made if missing)
+      if [ -d "$1" ]; then mkdir -p "$2"; else [ -e "$2" ] || : >"$2"; fi
+      mount --bind "$1" "$2"
+      [ "${3:-}" != ro ] || mount -o remount,bind,ro "$2"
+    }
+    mount -t proc proc "$root/proc"
+    mount -t tmpfs tmpfs "$root/tmp"
+    mkdir -p "$root/dev/shm"; mount -t tmpfs tmpfs "$root/dev/shm"
+    for f in null zero random urandom; do mnt "/dev/$f" "$root/dev/$f"; done
+    mnt "$repo" "$root$repo" ro
+    for d in $binds; do mnt "$d" "$root$d"; done
+    set +e
+    exec chroot "$root" /usr/bin/env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
+  ' in_root "$root" "$GS_ROOT" "$binds" "$@"
 }
 
 gs_init() {
