@@ -22,18 +22,31 @@
 #  3. no flag: no definite or indirect leak (PyTorch's DataLoader cache is a
 #     built-in suppression), no growth suspect, in the training process and
 #     in each of its two DataLoader worker processes.
+# GS_SUITE=trixie (tests/integration/py_roots.sh) runs train.py with the
+# python3 of that Debian root (tests/lib.sh's in_root) under the host's
+# libgcspy.so; the reports are made and read on the host.
 set -eu
 cd "$(dirname "$0")/../.."
-PY=/usr/bin/python3
+PY=/usr/bin/python3       # reads the reports
+TRAIN_PY=${GS_EXAMPLE_PY:-/usr/bin/python3}
+wrap=()
+if [ -n "${GS_SUITE:-}" ]; then
+  . tests/lib.sh
+  wrap=(in_root "$GS_SUITE")
+fi
 [ -x build/libgcspy.so ] || [ -f build/libgcspy.so ] || { echo "build/libgcspy.so missing"; exit 1; }
-$PY -c 'import torch' 2>/dev/null || { echo "python3-torch cannot be imported"; exit 77; }
+rc=0
+"${wrap[@]}" "$TRAIN_PY" -c 'import torch' >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || { echo "torch cannot be imported by $TRAIN_PY ${GS_SUITE:+in $GS_SUITE} (status $rc)"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export IN_ROOT_BIND=$tmp
 
 run() { # name, args...
   local name=$1; shift
   mkdir -p "$tmp/$name"
-  build/gcspy run -o "$tmp/$name/t-%p.trace" --quiet -- $PY examples/train.py "$@" > "$tmp/$name/out" 2> "$tmp/$name/err" || {
+  "${wrap[@]}" env LD_PRELOAD="$PWD/build/libgcspy.so" GCSPY_OUTPUT="$tmp/$name/t-%p.trace" GCSPY_QUIET=1 \
+    "$TRAIN_PY" "$PWD/examples/train.py" "$@" > "$tmp/$name/out" 2> "$tmp/$name/err" || {
     echo "train.py $* failed:"; tail -5 "$tmp/$name/err"; exit 1; }
   # One report of the main process and its DataLoader workers.
   build/gcspy report "$tmp/$name"/t-*.trace* --format json -o "$tmp/$name/r.json"
