@@ -39,7 +39,7 @@ static const struct gs_pydebug_idx debug14 = {
     .free_threaded = 2, .ts_size = 22, .ts_current_frame = 26,
     .f_size = 31, .f_prev = 32, .f_exec = 33, .f_instr = 34, .f_owner = 36,
     .co_size = 39, .co_filename = 40, .co_qualname = 42, .co_firstlineno = 44, .co_code = 48,
-    .str_state = 73, .str_data = 75,
+    .str_state = 78, .str_data = 80,
 };
 
 /* Per version; for 3.13+ the offsets given as -2 come from the debug
@@ -80,7 +80,7 @@ static const struct gs_pylayout table[] = {
         .f_code = DBG, .f_prev = DBG, .f_instr = DBG, .f_owner = DBG, .f_is_entry = -1,
         .code_tagged = 1, .owner_generator = 1, .owner_entry_min = 3,
         .co_filename = DBG, .co_name = DBG, .co_firstlineno = DBG, .co_flags = -1,
-        .co_code = DBG, .co_firsttraceable = 184, .str_state = DBG, .str_data = DBG,
+        .co_code = DBG, .co_firsttraceable = 192, .str_state = DBG, .str_data = DBG,
     },
 };
 

@@ -7,8 +7,11 @@
  * Every carried offset is compared with offsetof() on the real struct; for
  * 3.13+, the word indices into _Py_DebugOffsets are compared with the
  * header's, and gs_pylayout_find is run on the linked interpreter's live
- * _PyRuntime: each offset it reads there must equal the header's. Prints
- * "ok 3.X: N fields" or one line per mismatch; exit 0 or 1.
+ * _PyRuntime: each offset it reads there must equal the header's. Built
+ * with -DGS_NO_LIVE (headers without a libpython this machine can run, such
+ * as 3.14's from Debian sid's libpython3.14-dev), 3.13+ check the indices
+ * and the carried offsets only. Prints "ok 3.X: N fields" or one line per
+ * mismatch; exit 0 or 1.
  */
 #define Py_BUILD_CORE 1
 #include <Python.h>
@@ -30,9 +33,16 @@
 #include "pylayout.h"
 
 static int bad, n;
+#ifdef GS_NO_LIVE
+static const int nolive = 1;
+#else
+static const int nolive = 0;
+#endif
 
 static void eq(const char *what, long got, long want)
 {
+    if (nolive && got == -2)
+        return; /* read from the debug offsets at run time: not checked here */
     n++;
     if (got != want) {
         printf("FAIL 3.%d: %s is %ld in the table, %ld in the headers\n", PY_MINOR_VERSION, what, got,
@@ -114,6 +124,9 @@ int main(void)
     IDX(co_code, code_object.co_code_adaptive);
     IDX(str_state, unicode_object.state);
     IDX(str_data, unicode_object.asciiobject_size);
+#ifdef GS_NO_LIVE
+    check(t);
+#else
     /* the offsets read from the linked interpreter's own _PyRuntime */
     struct gs_pylayout live;
     const char *why = "";
@@ -122,6 +135,7 @@ int main(void)
         return 1;
     }
     check(&live);
+#endif
 #else
     struct gs_pylayout live;
     const char *why = "";
