@@ -33,6 +33,8 @@ static int (*p_list_append)(PyObject *, PyObject *);
 static PyObject *(*p_cfunc_new)(PyMethodDef *, PyObject *, PyObject *);
 static long (*p_as_long)(PyObject *);
 static int (*p_str_eq)(PyObject *, const char *);
+static Py_ssize_t (*p_tuple_size)(PyObject *);
+static PyObject *(*p_tuple_item)(PyObject *, Py_ssize_t);
 static PyObject *p_none;
 
 static atomic_int install_state; /* 0 not yet, 1 scheduled, 2 installed */
@@ -44,8 +46,11 @@ static __thread uint64_t gc_t0;
 static PyObject *gc_callback(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *phase = PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 2 ? PyTuple_GET_ITEM(args, 0) : NULL;
-    PyObject *info = phase ? PyTuple_GET_ITEM(args, 1) : NULL;
+    /* The tuple's items through the API: 3.14's tuples cache their hash
+     * before the items, so PyTuple_GET_ITEM of another version's headers
+     * reads the wrong word. */
+    PyObject *phase = PyTuple_Check(args) && p_tuple_size(args) == 2 ? p_tuple_item(args, 0) : NULL;
+    PyObject *info = phase ? p_tuple_item(args, 1) : NULL;
     if (phase && p_str_eq(phase, "start") == 0) {
         gc_t0 = gs_now_fine();
     } else if (phase && info && gc_t0 && gs_tracing()) {
@@ -170,6 +175,7 @@ void gs_py_init(void)
         !GS_PY_SYM(p_list_append, "PyList_Append") || !GS_PY_SYM(p_cfunc_new, "PyCFunction_NewEx") ||
         !GS_PY_SYM(p_as_long, "PyLong_AsLong") ||
         !GS_PY_SYM(p_str_eq, "PyUnicode_CompareWithASCIIString") ||
+        !GS_PY_SYM(p_tuple_size, "PyTuple_Size") || !GS_PY_SYM(p_tuple_item, "PyTuple_GetItem") ||
         !GS_PY_SYM(p_none, "_Py_NoneStruct")) {
         gs_log("Python: an interpreter function is missing; native stacks only");
         return;
