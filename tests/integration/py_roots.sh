@@ -24,8 +24,10 @@
 #     tensor per step;
 #   - with torch: `python3 -c "import torch"` has no definite and no
 #     indirect group;
-#   - with torch: examples/train.py's findings, through
-#     example_findings.sh run in the same root (GS_SUITE).
+#   - with torch: examples/train.py's findings, and CPU tensor storage
+#     never scanned (GCSPY_TORCH_DATA's c10::alloc_cpu), through
+#     example_findings.sh and torch_data.sh run in the same root (GS_SUITE;
+#     the host's runs are theirs, so bookworm runs them only here too).
 # Fails on any stack that ran and missed one; skips (77) when none ran.
 # PY_ROOTS_STACKS="bookworm trixie" runs only those; PY_ROOTS_NO_EXAMPLE=1
 # leaves out train.py (minutes per stack).
@@ -133,8 +135,17 @@ if torch:
 sys.exit(1 if bad else 0)
 PY
     fail "$st: the cases' findings (above)"
+  if [ "$torch" = 1 ]; then
+    local sx=$s
+    [ "$s" = host ] && sx=
+    GS_SUITE=$sx bash tests/integration/torch_data.sh >"$GS_T/$st-data" 2>&1 ||
+      fail "$st: tensor storage: $(grep -E '^FAIL|failed' "$GS_T/$st-data" | head -5)"
+    grep -E '^(ok|FAIL)' "$GS_T/$st-data" | sed "s/^/$st torch_data: /"
+  fi
   if [ "$torch" = 1 ] && [ -z "${PY_ROOTS_NO_EXAMPLE:-}" ]; then
-    GS_SUITE=$s GS_EXAMPLE_PY=$py bash tests/integration/example_findings.sh >"$GS_T/$st-example" 2>&1 ||
+    local sx=$s
+    [ "$s" = host ] && sx=
+    GS_SUITE=$sx GS_EXAMPLE_PY=$py bash tests/integration/example_findings.sh >"$GS_T/$st-example" 2>&1 ||
       fail "$st: examples/train.py's findings: $(grep -E '^FAIL|failed' "$GS_T/$st-example" | head -5)"
     grep -E '^(ok|FAIL)' "$GS_T/$st-example" | sed "s/^/$st example: /"
   fi
