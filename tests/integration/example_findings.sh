@@ -21,7 +21,9 @@
 #     least the cycles' tensors at each one.
 #  3. no flag: no definite or indirect leak (PyTorch's DataLoader cache is a
 #     built-in suppression), no growth suspect, in the training process and
-#     in each of its two DataLoader worker processes.
+#     in each of its two DataLoader worker processes (and in the helpers of
+#     Python 3.14, whose default start method forks workers from a
+#     forkserver process: they are neither the main process nor forked).
 # GS_SUITE=trixie (tests/integration/py_roots.sh) runs train.py with the
 # python3 of that Debian root (tests/lib.sh's in_root) under the host's
 # libgcspy.so; the reports are made and read on the host.
@@ -68,9 +70,12 @@ def check(ok, what):
         fails.append(what)
 def procs(name):
     return json.load(open(f"{tmp}/{name}/r.json"))["processes"]
+def is_main(p):
+    return not p["forked"] and "examples/train.py" in p["command"]
 def proc(name):
-    """the training process itself (DataLoader workers are forked from it)"""
-    main = [p for p in procs(name) if not p["forked"]]
+    """the training process itself (DataLoader workers are forked from it,
+    or from Python 3.14's default forkserver, a process of its own)"""
+    main = [p for p in procs(name) if is_main(p)]
     if len(main) != 1:
         sys.exit(f"FAIL {name}: {len(main)} processes that are not forked, expected 1")
     return main[0]
@@ -142,10 +147,12 @@ check(drops >= 1, f"cycle: live host memory falls by >= 8 cycles' tensors at {dr
 
 # 3. no planted problem, no finding
 ps = procs("clean")
-check(len(ps) == 3 and sum(not p["forked"] for p in ps) == 1,
-      f"clean run: {len(ps)} processes, the training process and its 2 DataLoader workers")
+# 3.14's forkserver (and its resource tracker) are processes of their own
+check(sum(is_main(p) for p in ps) == 1 and sum(p["forked"] for p in ps) == 2,
+      f"clean run: {len(ps)} processes, the training process and its 2 DataLoader workers "
+      f"(+ {len(ps) - 3} helpers: {[p['command'][:60] for p in ps if not p['forked'] and not is_main(p)]})")
 for p in ps:
-    who = "worker" if p["forked"] else "main"
+    who = "worker" if p["forked"] else "main" if is_main(p) else "helper"
     bad = [l for l in p["leaks"] if l["class"] in ("definite", "indirect") and not l.get("suppressed")]
     check(not bad, f"clean run, {who} {p['pid']}: {len(bad)} unsuppressed definite/indirect groups")
     check(not p["growth"]["suspects"], f"clean run, {who} {p['pid']}: {len(p['growth']['suspects'])} growth suspects")

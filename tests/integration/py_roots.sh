@@ -28,6 +28,9 @@
 #     never scanned (GCSPY_TORCH_DATA's c10::alloc_cpu), through
 #     example_findings.sh and torch_data.sh run in the same root (GS_SUITE;
 #     the host's runs are theirs, so bookworm runs them only here too).
+# And outside the range: pyenv's 3.9 (where installed) runs cases.py under
+# the shim with one line on stderr naming the version and "native stacks
+# only", its output unchanged, and no Python frame in its trace.
 # Fails on any stack that ran and missed one; skips (77) when none ran.
 # PY_ROOTS_STACKS="bookworm trixie" runs only those; PY_ROOTS_NO_EXAMPLE=1
 # leaves out train.py (minutes per stack).
@@ -48,7 +51,7 @@ in_stack() {
 traced() {
   local name=$1 s=$2; shift 2
   rm -rf "$GS_T/$name"; mkdir -p "$GS_T/$name"
-  in_stack "$s" timeout 600 env LD_PRELOAD="$GS_LIB" GCSPY_QUIET=1 \
+  in_stack "$s" timeout 600 env LD_PRELOAD="$GS_LIB" GCSPY_QUIET="${GCSPY_QUIET:-1}" \
     GCSPY_OUTPUT="$GS_T/$name/t-%p.trace" "$@" >"$GS_T/$name/out" 2>"$GS_T/$name/err"
 }
 
@@ -152,7 +155,7 @@ PY
 }
 
 # PY_ROOTS_STACKS names the stacks to run (default: all four)
-want() { [[ " ${PY_ROOTS_STACKS:-bookworm pyenv-3.10 pyenv-3.11 pyenv-3.12 pyenv-3.13 pyenv-3.14 trixie sid} " == *" $1 "* ]]; }
+want() { [[ " ${PY_ROOTS_STACKS:-bookworm pyenv-3.9 pyenv-3.10 pyenv-3.11 pyenv-3.12 pyenv-3.13 pyenv-3.14 trixie sid} " == *" $1 "* ]]; }
 want bookworm && one bookworm host /usr/bin/python3
 for m in 10 11 12 13 14; do
   want pyenv-3.$m || continue
@@ -163,6 +166,23 @@ for m in 10 11 12 13 14; do
     echo "skip pyenv-3.$m: no pyenv 3.$m here"
   fi
 done
+bin=$(ls -d "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.9.*/bin 2>/dev/null | tail -1)
+if ! want pyenv-3.9; then :
+elif [ -z "$bin" ]; then
+  echo "skip pyenv-3.9: no pyenv 3.9 here"
+else
+  ran=$((ran + 1))
+  GCSPY_QUIET=0 traced pyenv-3.9 host "$bin/python3" "$CASES" || fail "pyenv-3.9: cases.py failed"
+  grep -v '^gcspy: \(pid\|trace\)' "$GS_T/pyenv-3.9/err" >"$GS_T/pyenv-3.9/lines"
+  [ "$(cat "$GS_T/pyenv-3.9/out")" = "cases done 3 9" ] || fail "pyenv-3.9: output $(cat "$GS_T/pyenv-3.9/out")"
+  if [ "$(wc -l <"$GS_T/pyenv-3.9/lines")" -eq 1 ] &&
+     grep -q '^gcspy: Python 3.9: a version outside 3.10-3.14; .*native stacks only$' "$GS_T/pyenv-3.9/lines"; then
+    echo "ok   pyenv-3.9: one line: $(cat "$GS_T/pyenv-3.9/lines")"
+  else
+    fail "pyenv-3.9: stderr is not the one line: $(head -3 "$GS_T/pyenv-3.9/lines")"
+  fi
+  "$GS_CLI" dump "$GS_T/pyenv-3.9"/t-*.trace* | grep -q '^pycode ' && fail "pyenv-3.9: Python frames in the trace"
+fi
 want trixie && one trixie trixie /usr/bin/python3
 want sid && one sid sid /usr/bin/python3
 [ "$ran" -gt 0 ] || gs_skip "no stack ran"

@@ -7,7 +7,9 @@
  * Every carried offset is compared with offsetof() on the real struct; for
  * 3.13+, the word indices into _Py_DebugOffsets are compared with the
  * header's, and gs_pylayout_find is run on the linked interpreter's live
- * _PyRuntime: each offset it reads there must equal the header's. Built
+ * _PyRuntime: each offset it reads there must equal the header's, and a
+ * copy of them marked free-threaded, or with another cookie or version, is
+ * refused; versions outside 3.10-3.14 are refused. Built
  * with -DGS_NO_LIVE (headers without a libpython this machine can run, such
  * as 3.14's from Debian sid's libpython3.14-dev), 3.13+ check the indices
  * and the carried offsets only. Prints "ok 3.X: N fields" or one line per
@@ -17,6 +19,7 @@
 #include <Python.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #if PY_MINOR_VERSION == 10
 #include <frameobject.h>
 #else
@@ -135,10 +138,30 @@ int main(void)
         return 1;
     }
     check(&live);
+    /* a copy of the live debug offsets marked free-threaded, or with
+     * another cookie or version, is refused */
+    static uint64_t copy[sizeof(_Py_DebugOffsets) / 8 + 1];
+    struct gs_pylayout bad_layout;
+    const char *bad_why = NULL;
+    memcpy(copy, &_PyRuntime, sizeof(_Py_DebugOffsets));
+    copy[x->free_threaded] = 1;
+    eq("free-threaded debug offsets refused",
+       gs_pylayout_find(PY_VERSION_HEX, copy, &bad_layout, &bad_why) == -1 && bad_why &&
+           !strcmp(bad_why, "a free-threaded build"), 1);
+    memcpy(copy, &_PyRuntime, sizeof(_Py_DebugOffsets));
+    ((char *)copy)[0] = 'X';
+    eq("a wrong cookie refused", gs_pylayout_find(PY_VERSION_HEX, copy, &bad_layout, &bad_why), -1);
+    memcpy(copy, &_PyRuntime, sizeof(_Py_DebugOffsets));
+    copy[1] += 1 << 16; /* the next minor version's */
+    eq("another version's offsets refused", gs_pylayout_find(PY_VERSION_HEX, copy, &bad_layout, &bad_why), -1);
 #endif
 #else
     struct gs_pylayout live;
     const char *why = "";
+    struct gs_pylayout out;
+    const char *out_why = NULL;
+    eq("3.9 refused", gs_pylayout_find(0x030912f0, NULL, &out, &out_why), -1);
+    eq("3.15 refused", gs_pylayout_find(0x030f00a1, NULL, &out, &out_why), -1);
     if (gs_pylayout_find(PY_VERSION_HEX, NULL, &live, &why)) {
         printf("FAIL 3.%d: gs_pylayout_find: %s\n", PY_MINOR_VERSION, why);
         return 1;
