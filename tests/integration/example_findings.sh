@@ -71,7 +71,8 @@ def check(ok, what):
 def procs(name):
     return json.load(open(f"{tmp}/{name}/r.json"))["processes"]
 def is_main(p):
-    return not p["forked"] and "examples/train.py" in p["command"]
+    # 3.14's forkserver names train.py in its -c code's arguments too
+    return not p["forked"] and len(p["argv"]) > 1 and p["argv"][1].endswith("examples/train.py")
 def proc(name):
     """the training process itself (DataLoader workers are forked from it,
     or from Python 3.14's default forkserver, a process of its own)"""
