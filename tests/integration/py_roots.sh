@@ -5,7 +5,7 @@
 #   pyenv-3.X  pyenv's 3.10 to 3.14 on PATH, where installed (without torch
 #              here: the Python cases only)
 #   trixie     /usr/bin/python3 in the Debian root (3.13, torch 2.6)
-#   sid        /usr/bin/python3 in the Debian root (3.14, torch 2.x)
+#   sid        /usr/bin/python3 in the Debian root (3.14, torch 2.14)
 # (tests/lib.sh's in_root; a missing root is skipped with its reason, and so
 # is a missing pyenv 3.11). In each, tests/support/py_roots/cases.py runs
 # under the shim and the report (JSON, read here) must show:
