@@ -42,6 +42,7 @@ struct pass {
     struct gs_snaps *snaps;         /* NULL: no history */
     struct gs_sitelog log;
     uint64_t due;                   /* snaps->due, kept at hand */
+    uint64_t t_event;               /* the latest allocation or free event */
 };
 
 /* One record: checked, then (unless it cannot be applied) replayed. */
@@ -60,6 +61,9 @@ static int feed(struct pass *p, const struct gs_record *rec)
     }
     if (gs_model_feed(&p->m, rec))
         return -1;
+    if (rec->type < GS_REC_LENGTHED && rec->type != GS_REC_STACK &&
+        rec->type != GS_REC_TIMEBASE && rec->t > p->t_event)
+        p->t_event = rec->t;
     if (rec->type == GS_REC_FREE || rec->type == GS_REC_FREE_EX)
         gs_validate_post(&p->val, &p->m, rec);
     return 0;
@@ -112,7 +116,14 @@ oom:
 
 /* Whether the trace is whole, and if not, why: the reader's damage (a cut
  * at the end of the file is incomplete, any other damage malformed too),
- * or a trace that ends without TRACE_END. */
+ * or a trace that ends without TRACE_END.
+ *
+ * A trace that ends at an exec is whole: the old image writes EXEC and
+ * flushes, and the exec leaves nothing more to write. An exec that failed
+ * lets the program run on, so EXEC counts as the end only when no
+ * allocation or free came after it in time (a killed process that had
+ * allocated after a failed exec stays incomplete). Samples are not events
+ * here: the writer thread may take one between EXEC and the exec. */
 static int note_completeness(struct gs_reader *rd, int st, struct pass *p, struct gs_result *r)
 {
     const struct gs_model *m = &p->m;
@@ -128,6 +139,8 @@ static int note_completeness(struct gs_reader *rd, int st, struct pass *p, struc
                                     " chunks at STOPPED: tracing stopped on a failure (%s)",
                                     r->bytes_read, r->chunks,
                                     m->stopped_reason ? m->stopped_reason : "");
+    } else if (!m->have_end && m->exec_path && p->t_event <= m->t_exec) {
+        r->ended_by_exec = 1;
     } else if (!m->have_end) {
         r->damage = gs_arena_printf(&r->arena,
                                     "offset %" PRIu64 ": the trace ends after %" PRIu64

@@ -13,6 +13,7 @@
 
 #include "fmt.h"
 #include "names.h"
+#include "utf8.h"
 
 void gs_check_defaults(struct gs_check_limits *l)
 {
@@ -140,7 +141,7 @@ static int error_verdict(const struct gs_check_limits *l, const struct gs_result
 }
 
 struct over {
-    int bytes, blocks, dev, growth;
+    int bytes, blocks, dev, growth, noscan;
 };
 
 /* The one-line verdict: PASS or FAIL, what leaked, what was exceeded. */
@@ -170,6 +171,11 @@ static void verdict_line(const struct gs_check_limits *l, const struct gs_result
     if (o->dev)
         append(v->line, sizeof v->line, "; device bytes > %s allowed",
                gs_fmt_bytes(b2, l->max_device_bytes));
+    if (r->leak_status == GS_LS_NO_SCAN)
+        append(v->line, sizeof v->line, "; no leak scan in the trace%s",
+               o->noscan ? " (--allow-no-scan accepts it)" : ", allowed");
+    else if (r->leak_status == GS_LS_EXEC)
+        append(v->line, sizeof v->line, "; ended by exec (a clean end, no scan needed)");
     if (!r->complete)
         append(v->line, sizeof v->line, " [incomplete trace: %s]", r->damage);
 }
@@ -201,6 +207,10 @@ static void verdict_detail(const struct gs_check_limits *l, const struct gs_resu
     if (o->growth)
         append(d, dl, "%" PRIu64 " allocation site%s grow steadily\n", v->suspects,
                v->suspects == 1 ? "" : "s");
+    if (o->noscan)
+        append(d, dl, "no leak scan in the trace: the process ended without one (killed, "
+                      "_exit, or the scan was skipped or off), so no leak is known or ruled "
+                      "out\n");
     uint32_t shown = 0;
     for (uint32_t i = 0; i < r->nleaks && shown < 10 && (o->bytes || o->blocks || o->dev); i++) {
         const struct gs_leak *g = &r->leaks[i];
@@ -241,14 +251,19 @@ void gs_check_eval(const struct gs_check_limits *l, const char *trace,
     }
     count(l, r, v);
     struct over o = { v->leak_bytes > l->max_bytes, v->leak_blocks > l->max_blocks,
-                      v->device_bytes > l->max_device_bytes, v->suspects > 0 };
+                      v->device_bytes > l->max_device_bytes, v->suspects > 0,
+                      r->leak_status == GS_LS_NO_SCAN && !l->allow_no_scan };
     classes(cl, sizeof cl, l->fail_on & ~GS_CHECK_GROWTH);
-    char who[600];
-    snprintf(who, sizeof who, "%s (pid %" PRIu64 " %.200s)", trace, r->pid,
-             r->command ? r->command : "");
+    /* the verdict line goes to a terminal: the program's command line is
+     * shown without controls (C1 included) or bytes that are not UTF-8,
+     * cut at 200 bytes on a character's boundary */
+    char who[600], cmd[204];
+    snprintf(who, sizeof who, "%s (pid %" PRIu64 " %s)", trace, r->pid,
+             gs_utf8_clean(cmd, sizeof cmd, r->command ? r->command : ""));
     if (error_verdict(l, r, who, v))
         return;
-    v->status = o.bytes || o.blocks || o.dev || o.growth;
+    v->status = o.bytes || o.blocks || o.dev || o.growth || o.noscan;
+    v->no_scan = o.noscan;
     verdict_line(l, r, who, cl, &o, v);
     verdict_detail(l, r, cl, &o, v);
 }

@@ -7,7 +7,10 @@
  * inherited from a parent process (the parent's own trace counts those).
  * Host-side memory (host, pinned, managed) is held to max_bytes and
  * max_blocks, device memory to max_device_bytes. "growth" in fail_on fails
- * a trace with any growth suspect that is not suppressed. A malformed trace
+ * a trace with any growth suspect that is not suppressed. A trace with no
+ * leak scan (result.h's GS_LS_NO_SCAN: killed, _exit, the scan skipped or
+ * off) fails unless allow_no_scan: nothing in it rules a leak out. A trace
+ * that ended by exec is a clean end and needs none. A malformed trace
  * (result.h) is an error whatever its leaks.
  */
 #ifndef GCSPY_CHECK_H
@@ -23,6 +26,7 @@ struct gs_verdict {
     char line[1024];        /* the one-line verdict printed per trace */
     char detail[8192];      /* every exceeded limit and the leaks behind it */
     uint64_t leak_bytes, leak_blocks, device_bytes, suspects;
+    int no_scan;            /* failed for want of a leak scan */
 };
 
 #define GS_CHECK_GROWTH (1u << GS_RC__N)   /* in fail_on: growth suspects */
@@ -31,6 +35,7 @@ struct gs_check_limits {
     uint64_t max_bytes, max_blocks, max_device_bytes;  /* UINT64_MAX: no limit */
     uint32_t fail_on;           /* 1 << class, | GS_CHECK_GROWTH */
     int require_complete;       /* an incomplete trace is an error */
+    int allow_no_scan;          /* a trace with no leak scan may pass */
 };
 
 void gs_check_defaults(struct gs_check_limits *l);

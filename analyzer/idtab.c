@@ -28,6 +28,15 @@ static size_t probe(const char *t, size_t cap, size_t elem, uint32_t key)
     }
 }
 
+const void *gs_idtab_find(const void *tab, size_t cap, size_t elem, uint32_t key)
+{
+    if (!cap || !key)
+        return NULL;
+    const char *t = tab;
+    size_t j = probe(t, cap, elem, key);
+    return key_at(t + j * elem) == key ? t + j * elem : NULL;
+}
+
 void *gs_idtab_slot(void **tab, size_t *cap, size_t n, size_t elem, uint32_t key)
 {
     if ((n + 1) * 2 > *cap) {

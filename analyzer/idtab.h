@@ -15,5 +15,7 @@
  * or the empty one where it goes (the caller stores the key and counts the
  * entry). NULL when memory runs out; the table is then unchanged. */
 void *gs_idtab_slot(void **tab, size_t *cap, size_t n, size_t elem, uint32_t key);
+/* The element holding key, NULL when there is none (the table unchanged). */
+const void *gs_idtab_find(const void *tab, size_t cap, size_t elem, uint32_t key);
 
 #endif /* GCSPY_IDTAB_H */

@@ -7,7 +7,9 @@
  * (same address, size and stack, allocated before the scan ended) is still
  * live at the end; a block freed after the scan was no leak; a live block
  * the scan did not classify (allocated after it, or there was no scan, or
- * the scan recorded only unreachable blocks) is "not freed".
+ * the scan recorded only unreachable blocks) is "not freed". In a trace
+ * that ended by exec such a block is no group at all: the exec released it
+ * (result.h's released_by_exec counts it).
  *
  * Blocks of PyTorch's caching allocator (the torch layer) lie inside CUDA
  * segments that are blocks of their own: they make leak groups (labelled
@@ -138,6 +140,12 @@ int gs_build_leaks(struct gs_actx *c)
         }
         if (torch && cls == GS_RC_NOT_FREED)
             continue; /* allocated inside a segment: the segment holds the bytes */
+        if (r->ended_by_exec && cls == GS_RC_NOT_FREED) {
+            /* the exec discarded the address space: released, not leaked */
+            r->released_by_exec.bytes += e->size;
+            r->released_by_exec.blocks++;
+            continue;
+        }
         r->summary[cls][mc].bytes += e->size;
         r->summary[cls][mc].blocks++;
         if (inh) {

@@ -49,6 +49,7 @@ static int on_process_event(struct gs_model *m, const struct gs_record *r)
         m->exec_path = gs_dupb(&r->u.exec.path);
         if (!m->exec_path)
             return -1;
+        m->t_exec = r->t;
         break;
     case GS_REC_STOPPED:
         m->have_stopped = 1;
@@ -177,7 +178,7 @@ void gs_model_free(struct gs_model *m)
     }
     free(m->mods);
     free(m->segs);
-    for (uint32_t i = 0; i < m->npycodes; i++) {
+    for (size_t i = 0; i < m->pycap; i++) {
         free(m->pycodes[i].file);
         free(m->pycodes[i].function);
     }

@@ -130,7 +130,11 @@ struct gs_module {
     struct { uint64_t vaddr, memsz, flags; } seg[GS_MAX_SEGS];
 };
 
+/* Kept in a table keyed by id + 1 (idtab.h), not indexed by id: ids are
+ * the program's (up to 2^31), and a trace naming a few far apart must not
+ * cost memory in proportion to the largest. */
 struct gs_pycode {
+    uint32_t key;           /* id + 1; 0: an empty slot */
     char *file, *function;
     uint64_t firstline;
 };
@@ -153,6 +157,7 @@ struct gs_scan {
     uint64_t t_start, t_stopped, t_marked, t_end, threads, bytes_scanned,
         blocks_visited, live_blocks, live_bytes;
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
+    uint64_t unreadable_bytes; /* bytes of blocks the scan could not read */
     /* unreachable now and not in the previous scan: the interval's leaks */
     uint64_t new_blocks, new_bytes;
     /* what happened between the previous scan and this one */
@@ -229,6 +234,7 @@ struct gs_model {
     int64_t exit_status;
     uint64_t exit_how, t_exit;
     char *exec_path;
+    uint64_t t_exec;                /* the last EXEC record's time */
     int have_stopped;
     uint64_t stopped_dropped, t_stopped;
     char *stopped_reason;
@@ -261,8 +267,8 @@ struct gs_model {
     int segs_dirty;                 /* the lookup table below needs a rebuild */
     struct gs_segref { uint64_t lo, hi; uint32_t mod; } *segs;
     uint32_t nsegs, segs_cap;
-    struct gs_pycode *pycodes;
-    uint32_t npycodes;
+    struct gs_pycode *pycodes;  /* idtab.h table of pycap slots */
+    size_t npycodes, pycap;
 
     /* scans */
     struct gs_scan *scans;          /* every complete scan, in order */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "idtab.h"
 
 char *gs_dupb(const struct gs_bytes *b)
 {
@@ -35,9 +36,11 @@ const struct gs_stacknode *gs_model_node(const struct gs_model *m, uint32_t id)
 
 const struct gs_pycode *gs_model_pycode(const struct gs_model *m, uint64_t id)
 {
-    if (id >= m->npycodes || !m->pycodes[id].function)
+    if (id >= GS_MAX_ID)
         return NULL;
-    return &m->pycodes[id];
+    const struct gs_pycode *pc =
+        gs_idtab_find(m->pycodes, m->pycap, sizeof *m->pycodes, (uint32_t)id + 1);
+    return pc && pc->function ? pc : NULL;
 }
 
 static int seg_cmp(const void *a, const void *b)
@@ -174,9 +177,14 @@ int gs_on_pycode(struct gs_model *m, const struct gs_record *r)
         m->bad_records++;
         return 0;
     }
-    if (GS_GROW(m->pycodes, m->npycodes, id < 256 ? 256 : (size_t)id + 1))
+    struct gs_pycode *pc = gs_idtab_slot((void **)&m->pycodes, &m->pycap, m->npycodes,
+                                         sizeof *m->pycodes, (uint32_t)id + 1);
+    if (!pc)
         return -1;
-    struct gs_pycode *pc = &m->pycodes[id];
+    if (!pc->key) {
+        pc->key = (uint32_t)id + 1;
+        m->npycodes++;
+    }
     free(pc->file);
     free(pc->function);
     pc->file = gs_dupb(&r->u.pycode.file);

@@ -48,7 +48,11 @@ static inline size_t gs_live_probe(const struct gs_livemap *h, uint64_t addr, in
 
 /* ---- totals and sites (model_live.c) ---- */
 
-void gs_torch_account(struct gs_model *m, int64_t delta);
+/* Block sizes change totals as (size, sign): sign +1 for a block that
+ * appears, -1 for one that goes. A damaged trace's size may be 2^63 or
+ * more, which no int64_t delta can carry (negating it is undefined): the
+ * byte sums wrap as unsigned, the block counts follow the sign. */
+void gs_torch_account(struct gs_model *m, uint64_t size, int sign);
 /* Takes block e out of the totals and its site's live bytes, at time t. */
 void gs_unaccount(struct gs_model *m, const struct gs_live *e, uint64_t t);
 /* The site of stack (made at time t, of memory category memcat, if new);
@@ -56,10 +60,11 @@ void gs_unaccount(struct gs_model *m, const struct gs_live *e, uint64_t t);
 struct gs_site *gs_site_get(struct gs_model *m, uint32_t stack, int memcat, uint64_t t);
 void gs_sites_finish(struct gs_model *m);
 
-/* A site's live bytes change by delta at time t: the checkpoints that passed
- * since its last event first see the value it had (growth.h). */
+/* A site's live bytes change by size (sign as gs_torch_account's) at time
+ * t: the checkpoints that passed since its last event first see the value
+ * it had (growth.h). */
 static inline void gs_site_change(struct gs_model *m, struct gs_site *s, uint64_t t,
-                                  int64_t delta)
+                                  uint64_t size, int sign)
 {
     for (int a = 0; a < GS_AXIS__N; a++) {
         const struct gs_cps *c = &m->cps[a];
@@ -79,8 +84,9 @@ static inline void gs_site_change(struct gs_model *m, struct gs_site *s, uint64_
     }
     /* Wrapping (not undefined) arithmetic: a damaged trace may hold sizes
      * whose sum leaves int64_t's range. */
-    s->live_bytes = (int64_t)((uint64_t)s->live_bytes + (uint64_t)delta);
-    if (delta > 0) {
+    s->live_bytes = (int64_t)(sign > 0 ? (uint64_t)s->live_bytes + size
+                                       : (uint64_t)s->live_bytes - size);
+    if (sign > 0) {
         s->live_blocks++;
         s->allocs++;
         if ((uint64_t)s->live_bytes > s->peak_bytes)
@@ -92,18 +98,24 @@ static inline void gs_site_change(struct gs_model *m, struct gs_site *s, uint64_
 
 /* Time checkpoints fall on a schedule: 10 ms apart at first, then a
  * thousandth of the elapsed time, so a run of any length has a few
- * thousand. Each is placed when the trace's clock first passes it. */
+ * thousand (about 29,000 up to 2^64 ns). Each is placed when the trace's
+ * clock first passes it. A trace's times may come within a step of 2^64
+ * (a damaged or crafted one): the schedule then ends at UINT64_MAX, which
+ * is never placed, so the next step can never wrap to a small time and the
+ * loop always ends. */
 static inline int gs_advance_time(struct gs_model *m, uint64_t t)
 {
     if (t <= m->t_max)
         return 0;
     m->t_max = t;
-    while (t >= m->next_tick) {
+    while (t >= m->next_tick && m->next_tick != UINT64_MAX) {
         uint64_t at = m->next_tick;
         if (gs_cps_add(&m->cps[GS_AXIS_TIME], at, (double)at / 1e9))
             return -1;
         uint64_t gap = at / 1000;
-        m->next_tick = at + (gap > GS_TICK_MIN_NS ? gap : GS_TICK_MIN_NS);
+        if (gap < GS_TICK_MIN_NS)
+            gap = GS_TICK_MIN_NS;
+        m->next_tick = at > UINT64_MAX - gap ? UINT64_MAX : at + gap;
     }
     return 0;
 }

@@ -159,11 +159,11 @@ void gs_sites_finish(struct gs_model *m)
 
 /* ---- blocks ---- */
 
-static void account(struct gs_model *m, int mc, uint64_t t, int64_t delta)
+static void account(struct gs_model *m, int mc, uint64_t t, uint64_t size, int sign)
 {
-    m->live_bytes[mc] += (uint64_t)delta;
-    m->live_total += (uint64_t)delta;
-    if (delta > 0) {
+    m->live_bytes[mc] += sign > 0 ? size : 0 - size;
+    m->live_total += sign > 0 ? size : 0 - size;
+    if (sign > 0) {
         m->live_blocks[mc]++;
         if (m->live_bytes[mc] > m->peak_bytes[mc])
             m->peak_bytes[mc] = m->live_bytes[mc];
@@ -177,10 +177,10 @@ static void account(struct gs_model *m, int mc, uint64_t t, int64_t delta)
 }
 
 /* The torch layer lies inside CUDA segments: its own totals only. */
-void gs_torch_account(struct gs_model *m, int64_t delta)
+void gs_torch_account(struct gs_model *m, uint64_t size, int sign)
 {
-    m->torch_live_bytes += (uint64_t)delta;
-    if (delta > 0) {
+    m->torch_live_bytes += sign > 0 ? size : 0 - size;
+    if (sign > 0) {
         m->torch_live_blocks++;
         if (m->torch_live_bytes > m->torch_peak_bytes)
             m->torch_peak_bytes = m->torch_live_bytes;
@@ -193,11 +193,11 @@ void gs_unaccount(struct gs_model *m, const struct gs_live *e, uint64_t t)
 {
     int mc = gs_memcat_of(e->kind);
     if (e->dom == GS_DOM_TORCH)
-        gs_torch_account(m, -(int64_t)e->size);
+        gs_torch_account(m, e->size, -1);
     else
-        account(m, mc, t, -(int64_t)e->size);
+        account(m, mc, t, e->size, -1);
     if (e->stack < m->site_of_cap && m->site_of[e->stack])
-        gs_site_change(m, &m->sites[m->site_of[e->stack] - 1], t, -(int64_t)e->size);
+        gs_site_change(m, &m->sites[m->site_of[e->stack] - 1], t, e->size, -1);
 }
 
 static int on_alloc(struct gs_model *m, uint64_t t, uint64_t addr, uint64_t size,
@@ -239,13 +239,13 @@ static int on_alloc(struct gs_model *m, uint64_t t, uint64_t addr, uint64_t size
         m->bytes_allocated += size;
     }
     if (dom == GS_DOM_TORCH)
-        gs_torch_account(m, (int64_t)size);
+        gs_torch_account(m, size, 1);
     else
-        account(m, mc, t, (int64_t)size);
+        account(m, mc, t, size, 1);
     struct gs_site *s = gs_site_get(m, (uint32_t)stack, mc, t);
     if (!s)
         return -1;
-    gs_site_change(m, s, t, (int64_t)size);
+    gs_site_change(m, s, t, size, 1);
     return 0;
 }
 

@@ -97,11 +97,11 @@ static int torch_insert(struct gs_model *m, uint64_t t, const struct gs_poolblk 
     e->fn = GS_FN_TORCH;
     e->device = (uint8_t)(b->device < 255 ? b->device : 255);
     e->dom = GS_DOM_TORCH;
-    gs_torch_account(m, (int64_t)b->size);
+    gs_torch_account(m, b->size, 1);
     struct gs_site *s = gs_site_get(m, b->stack, GS_MC_DEVICE, t);
     if (!s)
         return -1;
-    gs_site_change(m, s, t, (int64_t)b->size);
+    gs_site_change(m, s, t, b->size, 1);
     return 0;
 }
 

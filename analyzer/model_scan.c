@@ -132,6 +132,7 @@ int gs_on_scan_end(struct gs_model *m, const struct gs_record *r)
     s->blocks_visited = r->u.scan_end.blocks_visited;
     s->live_blocks = r->u.scan_end.live_blocks;
     s->live_bytes = r->u.scan_end.live_bytes;
+    s->unreadable_bytes = r->u.scan_end.unreadable;
     memcpy(s->cls_blocks, r->u.scan_end.cls_blocks, sizeof s->cls_blocks);
     memcpy(s->cls_bytes, r->u.scan_end.cls_bytes, sizeof s->cls_bytes);
     s->steps_before = m->steps_at_last_scan;

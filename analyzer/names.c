@@ -71,6 +71,12 @@ const char *gs_exit_name(uint64_t how)
     return or_else(gs_exit_how_name(how), gs_exit_how_name(GS_EXIT_NORMAL));
 }
 
+const char *gs_leak_status_name(int st)
+{
+    static const char *const w[] = { "scanned", "no-scan", "exec" };
+    return st >= 0 && st < (int)(sizeof w / sizeof w[0]) ? w[st] : "?";
+}
+
 const char *gs_pool_reason_name(uint64_t reason)
 {
     return or_else(gs_pool_why_name(reason), "other");

@@ -31,6 +31,7 @@ const char *gs_trigger_name(uint64_t trigger);      /* GS_SCAN_TRIG_*; "other" *
 const char *gs_axis_name(int axis);                 /* GS_AXIS_*: "step" "time" */
 const char *gs_marker_kind_name(uint32_t kind);     /* GS_MARK_*: "step" "user" */
 const char *gs_exit_name(uint64_t how);             /* GS_EXIT_*: "normal" "signal" "exec" */
+const char *gs_leak_status_name(int st);            /* GS_LS_*: "scanned" "no-scan" "exec" */
 
 /* Caching-allocator enums (trace_format.h), by value: PyTorch's own words
  * where it has them (memory_viz, _snapshot()), which the trace's tables

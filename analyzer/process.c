@@ -1,6 +1,7 @@
 /*
  * The process (analyze_int.h): what the model knows of the process and its
- * run, copied into the result: identity and command line, how it ended,
+ * run, copied into the result: identity and command line, how it ended
+ * (an exec included), whether a scan stands behind its leak figures,
  * event counts and peaks, the scans, glibc's and the devices' figures, the
  * caching allocator's, and the host heap's fragmentation at the end.
  */
@@ -67,6 +68,12 @@ static int identity(const struct gs_model *m, struct gs_result *r)
     r->exit_how = m->exit_how;
     r->t_exit = m->t_exit;
     r->exec_path = m->exec_path ? gs_arena_strdup(a, m->exec_path) : NULL;
+    if (r->ended_by_exec) { /* analyze.c found it: the exec is the end */
+        r->have_exit = 1;
+        r->exit_status = 0;
+        r->exit_how = GS_EXIT_EXEC;
+        r->t_exit = m->t_exec;
+    }
     r->duration_ns = m->t_max;
     return 0;
 }
@@ -132,5 +139,6 @@ int gs_build_process(struct gs_actx *c)
     if (m->nscans)
         memcpy(r->scans, m->scans, m->nscans * sizeof *r->scans);
     r->last_scan = m->nscans ? (int32_t)m->nscans - 1 : -1;
+    r->leak_status = m->nscans ? GS_LS_SCANNED : r->ended_by_exec ? GS_LS_EXEC : GS_LS_NO_SCAN;
     return memory(m, r);
 }

@@ -97,6 +97,18 @@ struct gs_timeline {
     uint64_t step_stride, user_stride;
 };
 
+/* How a process's leak figures stand (gs_result.leak_status). */
+enum {
+    GS_LS_SCANNED = 0,      /* the classes come from the trace's last scan */
+    GS_LS_NO_SCAN = 1,      /* no scan ended in the trace: killed, _exit, the
+                               scan skipped or turned off; its live blocks
+                               are only "not freed", no leak is known or ruled out */
+    GS_LS_EXEC = 2,         /* no scan, but the trace ended by exec: a clean
+                               end; the exec released the blocks live then
+                               (released_by_exec), the new image's trace
+                               carries the verdict */
+};
+
 struct gs_result {
     struct gs_arena arena;
     const char *trace;              /* the path given */
@@ -125,6 +137,10 @@ struct gs_result {
     int64_t exit_status;
     uint64_t exit_how, t_exit;
     const char *exec_path;
+    /* the trace ends at an exec that succeeded (EXEC with no allocation or
+     * free after it in time, no TRACE_END): complete, have_exit with
+     * exit_how GS_EXIT_EXEC */
+    int ended_by_exec;
     uint64_t duration_ns;
 
     /* counts */
@@ -139,6 +155,9 @@ struct gs_result {
     int32_t last_scan;              /* index into scans; -1 none */
 
     /* leaks */
+    int leak_status;                /* GS_LS_* */
+    struct gs_cell released_by_exec;/* ended by exec: blocks live then that no
+                                       scan classified (not in summary) */
     struct gs_leak *leaks;          /* every group, sorted: class, then bytes */
     uint32_t nleaks;
     struct gs_cell summary[GS_RC__N][GS_MC__N];

@@ -58,6 +58,16 @@ static void thin(struct gs_sitelog_axis *x)
         x->entries += n;
     }
     x->stride = s;
+    /* Thinning keeps at least one entry per site: with more sites than
+     * half the budget it cannot make room, and every later entry would
+     * thin again (a full pass each: quadratic) and double the stride until
+     * it wrapped to 0 (a division by zero here, an endless loop in
+     * gs_sitelog_values). The axis is dropped instead: the page then draws
+     * no values on it. */
+    if (x->entries > GS_SITELOG_BUDGET / 2 || s >= 1u << 31) {
+        axis_free(x);
+        x->off = 1;
+    }
 }
 
 void gs_sitelog_note(struct gs_sitelog *l, int a, uint32_t si, uint32_t k0, uint32_t k1,

@@ -10,9 +10,11 @@
  * that allocated once costs one entry. When an axis's logs hold more than
  * GS_SITELOG_BUDGET entries in all, its stride doubles and the logs are
  * thinned to it: memory stays bounded by the budget and the number of
- * sites, never by the length of the trace. The time axis is dropped once
- * the step axis has min_points checkpoints (the report then uses steps,
- * growth.h).
+ * sites, never by the length of the trace. When thinning cannot bring the
+ * logs under half the budget (more sites hold values than that), the axis
+ * is dropped (off), so the work stays linear and the stride never wraps.
+ * The time axis is dropped once the step axis has min_points checkpoints
+ * (the report then uses steps, growth.h).
  *
  * Out of memory is sticky (failed): the model's hot path has no error
  * return there, and the analysis checks the flag at the end.

@@ -131,7 +131,10 @@ int gs_stacks_get(struct gs_stacks *s, uint32_t id, struct gs_stackv *out)
     out->f = gs_arena_calloc(s->arena, s->nbuf ? s->nbuf : 1, sizeof *out->f);
     if (!out->f)
         return -1;
-    memcpy(out->f, s->buf, s->nbuf * sizeof *out->f);
+    /* a stack of no frame: buf may never have been allocated, and memcpy
+     * from a null pointer is undefined even for 0 bytes */
+    if (s->nbuf)
+        memcpy(out->f, s->buf, s->nbuf * sizeof *out->f);
     e->id = id;
     e->st = *out;
     s->scn++;

@@ -13,6 +13,8 @@
 #include <string.h>
 
 #include "grow.h"
+#include "regfile.h"
+#include "utf8.h"
 
 int gs_supp_add(struct gs_supps *s, const char *pattern, const char *file, uint32_t line)
 {
@@ -60,11 +62,18 @@ void gs_supp_free(struct gs_supps *s)
 
 int gs_supp_load(struct gs_supps *s, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
+    /* a regular file only: a FIFO would block the command (regfile.h) */
+    int fd = gs_open_regular(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (!f) {
-        snprintf(err, errlen, "%s: cannot read suppressions: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: cannot read suppressions: %s", path,
+                 fd >= 0 ? strerror(errno) : gs_open_why(fd));
+        if (fd >= 0)
+            close(fd);
         return -1;
     }
+    /* a bad line is echoed cleaned (utf8.h): the file may hold any bytes */
+    char shown[120];
     char buf[4096];
     uint32_t lineno = 0;
     int rc = 0;
@@ -86,14 +95,15 @@ int gs_supp_load(struct gs_supps *s, const char *path, char *err, size_t errlen)
             continue;
         char *colon = strchr(p, ':');
         if (!colon) {
-            snprintf(err, errlen, "%s:%u: expected 'leak:PATTERN', got '%s'", path, lineno, p);
+            snprintf(err, errlen, "%s:%u: expected 'leak:PATTERN', got '%s'", path, lineno,
+                     gs_utf8_clean(shown, sizeof shown, p));
             rc = -1;
             break;
         }
         *colon = 0;
         if (strcmp(p, "leak") != 0) {
             snprintf(err, errlen, "%s:%u: unsupported suppression type '%s' (only 'leak' is)",
-                     path, lineno, p);
+                     path, lineno, gs_utf8_clean(shown, sizeof shown, p));
             rc = -1;
             break;
         }

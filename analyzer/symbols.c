@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "grow.h"
+#include "regfile.h"
 
 struct modent {
     const char *path;           /* interned */
@@ -258,21 +259,36 @@ static void mod_open(struct gs_symbolizer *s, struct modent *e)
     e->state = -1;
     if (!s->enabled)
         return;
-    if (!e->path[0] || e->path[0] == '[' || access(e->path, R_OK) != 0) {
+    /* the trace names the file: only a regular one is opened, never
+     * waiting (a FIFO or a device there would block the report forever),
+     * and libdw reads the descriptor checked, not the path again */
+    int fd = -1;
+    if (e->path[0] && e->path[0] != '[')
+        fd = gs_open_regular(e->path);
+    if (fd < 0) {
         if (e->path[0] && e->path[0] != '[' && strncmp(e->path, "linux-vdso", 10) != 0) {
-            snprintf(msg, sizeof msg, "%s: cannot read the file (frames shown as module+offset)",
-                     e->path);
+            if (fd == GS_OPEN_NOT_REGULAR)
+                snprintf(msg, sizeof msg, "%s: not a regular file (frames shown as module+offset)",
+                         e->path);
+            else
+                snprintf(msg, sizeof msg,
+                         "%s: cannot read the file (frames shown as module+offset)", e->path);
             problem(s, e, msg);
         }
         s->st.modules_missing++;
         return;
     }
     Dwfl *d = dwfl_begin(&offline_cb);
-    if (!d)
+    if (!d) {
+        close(fd);
         return;
+    }
     dwfl_report_begin(d);
     const char *base = strrchr(e->path, '/');
-    Dwfl_Module *m = dwfl_report_elf(d, base ? base + 1 : e->path, e->path, -1, 0, false);
+    /* on success libdw owns fd (closed by dwfl_end); on failure it is ours */
+    Dwfl_Module *m = dwfl_report_elf(d, base ? base + 1 : e->path, e->path, fd, 0, false);
+    if (!m)
+        close(fd);
     dwfl_report_end(d, NULL, NULL);
     if (!m) {
         snprintf(msg, sizeof msg, "%s: not readable as ELF (%s)", e->path, dwfl_errmsg(-1));

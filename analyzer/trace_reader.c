@@ -22,6 +22,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <zstd.h>
@@ -29,6 +30,7 @@
 
 #include "gcspy/codec.h"
 #include "gcspy/pp.h"
+#include "regfile.h"
 
 /* A header larger than ours comes from a newer minor version that appended
  * fields; they are skipped. Anything larger than this is not a header. */
@@ -197,9 +199,11 @@ struct gs_reader *gs_reader_open_fd(int fd, const char *name, char *err, size_t 
 
 struct gs_reader *gs_reader_open(const char *path, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* a regular file only: a FIFO or a terminal named as a trace would
+     * make the first read wait forever (regfile.h) */
+    int fd = gs_open_regular(path);
     if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        snprintf(err, errlen, "%s: %s", path, gs_open_why(fd));
         return NULL;
     }
     struct gs_reader *r = calloc(1, sizeof *r);
@@ -246,6 +250,42 @@ uint64_t gs_reader_flags(const struct gs_reader *r) { return r->flags; }
 uint64_t gs_reader_chunks(const struct gs_reader *r) { return r->chunks; }
 uint64_t gs_reader_offset(const struct gs_reader *r) { return r->off; }
 uint64_t gs_reader_skipped(const struct gs_reader *r) { return r->skipped; }
+
+int gs_reader_seek_last_chunk(struct gs_reader *r)
+{
+    if (r->fd < 0 || r->state != GS_READ_OK)
+        return 0;
+    struct stat st;
+    if (fstat(r->fd, &st))
+        return -1;
+    if (!S_ISREG(st.st_mode))
+        return 0;
+    uint64_t off = r->off, size = (uint64_t)st.st_size, last = UINT64_MAX;
+    uint32_t seq = r->next_seq, last_seq = 0;
+    for (;;) {
+        uint8_t h[GS_CHUNK_HDR_SIZE];
+        ssize_t n = pread(r->fd, h, sizeof h, (off_t)off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if ((size_t)n < sizeof h || gs_le32(h) != GS_CHUNK_MAGIC ||
+            gs_crc32c(h, 20) != gs_le32(h + 20) || gs_le32(h + 4) != seq ||
+            off + GS_CHUNK_HDR_SIZE + gs_le32(h + 8) > size)
+            break;
+        last = off;
+        last_seq = seq++;
+        off += GS_CHUNK_HDR_SIZE + gs_le32(h + 8);
+    }
+    if (last == UINT64_MAX || (last == r->off && !r->in_chunk))
+        return 0; /* no whole chunk after this one, or there already */
+    if (lseek(r->fd, (off_t)last, SEEK_SET) < 0)
+        return -1;
+    r->off = last;
+    r->next_seq = last_seq;
+    r->in_chunk = 0;
+    return 1;
+}
 
 /* Reads, checks and decompresses the next chunk. Returns GS_READ_OK with the
  * chunk entered, GS_READ_EOF at a clean end, or GS_READ_DAMAGED. */
@@ -389,6 +429,7 @@ static int rec_damaged(struct gs_reader *r, size_t at, uint8_t type, const char 
 #define DEC_T(x, m) GU(rec->t);
 #define DEC_UT(x, m) GU(rec->u.x.m); rec->t = rec->u.x.m;
 #define DEC_U1(x, m) if (p < e) GU(rec->u.x.m); /* 0 in older minors */
+#define DEC_U2 DEC_U1
 #define DEC_DT(x, m) { uint64_t d_; GU(d_); r->t += d_; rec->t = r->t; }
 #define DEC_DA(x, m) { int64_t d_; GS(d_); r->a += (uint64_t)d_; rec->u.x.m = r->a; }
 #define DEC_TB(x, m) GU(rec->t); r->t = rec->t; r->a = 0;

@@ -75,6 +75,7 @@ struct gs_record {
             uint64_t scan_id, t_start, t_stopped, t_marked, t_end, threads,
                 bytes_scanned, blocks_visited, live_blocks, live_bytes;
             uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
+            uint64_t unreadable; /* 0 before minor 2 */
         } scan_end;
         struct { uint64_t id, firstline; struct gs_bytes file, function; } pycode;
         struct { uint64_t allocs, frees, bytes_allocated, live_blocks, live_bytes; } end;
@@ -114,6 +115,15 @@ uint64_t gs_reader_flags(const struct gs_reader *r);    /* file header flags */
 uint64_t gs_reader_skipped(const struct gs_reader *r);  /* unknown lengthed records skipped */
 uint64_t gs_reader_chunks(const struct gs_reader *r);   /* complete chunks read */
 uint64_t gs_reader_offset(const struct gs_reader *r);   /* bytes consumed so far */
+/* Skips to the last whole chunk of a trace file (not a pipe, not memory)
+ * by reading the chunk headers after the current position alone (magic,
+ * header CRC, sequence, the payload within the file; payloads are neither
+ * read nor checked), so the next gs_reader_next returns that chunk's first
+ * record: what `gcspy run` reads of a trace's end (TRACE_END, in a chunk of
+ * its own) without decompressing the rest. 1 when it moved, 0 when no
+ * whole chunk follows (the reader is left as it was), -1 on a read or seek
+ * error. */
+int gs_reader_seek_last_chunk(struct gs_reader *r);
 void gs_reader_close(struct gs_reader *r);
 
 #endif /* GCSPY_TRACE_READER_H */

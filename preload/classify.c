@@ -1,11 +1,31 @@
 /*
  * The leak scan's classifier, run right after marking (mark.c), with the
- * world still stopped: every block still unmarked is lost. Taking them in
- * table order, each one not yet claimed leads a clique: everything reachable
- * from it (any pointer) that is lost becomes INDIRECT, a former leader
- * included. The leaders left are DEFINITE: a leaked tree is 1 definite + N
- * indirect, a leaked cycle 1 definite + the rest indirect, as valgrind's
- * memcheck reports them.
+ * world still stopped: every block still unmarked is lost. A lost block is
+ * INDIRECT when another lost block outside its own cycle reaches it; of
+ * each group of lost blocks that nothing else lost reaches (a tree's root,
+ * a whole cycle) one block is DEFINITE and the rest INDIRECT: a leaked tree
+ * is 1 definite + N indirect, a leaked cycle 1 definite + the rest indirect,
+ * as valgrind's memcheck reports them.
+ *
+ * Two passes make the counts independent of the order in which leaders are
+ * taken:
+ *  1. Taking lost blocks in order, each one not yet claimed leads a
+ *     clique: everything reachable from it that is still unmarked becomes
+ *     INDIRECT, and a former leader it reaches joins it (INDIRECT too). A
+ *     leader can then still be reached from a LATER leader only, through a
+ *     block an earlier clique had claimed (a cycle pointing into another
+ *     cycle whose leader was taken first): never from an earlier one, since
+ *     the earliest drain that meets the path would have claimed it.
+ *  2. So the leaders are walked again in reverse order, each through
+ *     the lost blocks no second-pass walk has seen yet: a leader met on the
+ *     way is reached from outside its cycle and becomes INDIRECT. A walk may
+ *     stop at blocks an earlier (later-leader) walk saw: what they reach was
+ *     seen then, and can include no leader still standing. Each lost block
+ *     is read at most once per pass.
+ * Leaders are taken in an order of what reports show of a block (its
+ * allocation stack, size, kind, fn: before()), not of the table's slots, so
+ * which block of a leaked cycle is the definite one does not depend on
+ * addresses either (memcheck's follows addresses).
  *
  * Then every block's class is counted, the reported ones (all but the
  * reachable, unless the exit scan reports those too) are listed in the
@@ -16,9 +36,102 @@
  */
 #include "mark.h"
 
-/* 5. cliques of lost blocks */
+static void walk_lost(struct gs_scan *s, struct gs_block *b, uint8_t mode)
+{
+    if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || gs_is_data(s, b))
+        return; /* leaves */
+    s->visited++;
+    s->cur_weak = gs_is_weak(s, b);
+    gs_mark_block(s, b, mode, b);
+    gs_mark_drain(s, mode, b);
+}
+
+/* 5b. leaders reached from a later clique (the second pass, above) */
+static void demote_reached_leaders(struct gs_scan *s)
+{
+    for (int i = GS_SHARDS; i-- > 0;) {
+        struct gs_shard *sh = &gs_shards[i];
+        for (uint64_t j = sh->cap; j-- > 0;) {
+            struct gs_block *b = &sh->slots[j];
+            if (b->addr && b->mark == M_LEAD)
+                walk_lost(s, b, M_IND2);
+        }
+    }
+}
+
+/* The order leaders are taken in: by allocation stack, size, kind and fn
+ * (what a report shows of a block), never by address, so that the definite
+ * block of a leaked cycle is always its first in this order; blocks alike
+ * in all four are alike in every report. */
+static int before(const struct gs_block *a, const struct gs_block *b)
+{
+    if (a->stack != b->stack)
+        return a->stack < b->stack;
+    if (a->size != b->size)
+        return a->size < b->size;
+    if (a->kind != b->kind)
+        return a->kind < b->kind;
+    return a->fn < b->fn;
+}
+
+/* Heap sort (no allocation, no recursion: the world is stopped). */
+static void sift(struct gs_block **v, size_t i, size_t n)
+{
+    for (;;) {
+        size_t c = 2 * i + 1;
+        if (c >= n)
+            return;
+        if (c + 1 < n && before(v[c], v[c + 1]))
+            c++;
+        if (!before(v[i], v[c]))
+            return;
+        struct gs_block *t = v[i];
+        v[i] = v[c];
+        v[c] = t;
+        i = c;
+    }
+}
+
+static void sort_blocks(struct gs_block **v, size_t n)
+{
+    for (size_t i = n / 2; i-- > 0;)
+        sift(v, i, n);
+    for (size_t k = n; k-- > 1;) {
+        struct gs_block *t = v[0];
+        v[0] = v[k];
+        v[k] = t;
+        sift(v, 0, k);
+    }
+}
+
+/* 5. cliques of lost blocks, leaders taken in before()'s order; in table
+ * order when there is no memory for the list (then which block of a cycle
+ * is definite follows the table, how many are does not). */
 static void cliques(struct gs_scan *s)
 {
+    size_t n = 0;
+    for (int i = 0; i < GS_SHARDS; i++)
+        for (uint64_t j = 0; j < gs_shards[i].cap; j++)
+            n += gs_shards[i].slots[j].addr && gs_shards[i].slots[j].mark == M_NONE;
+    struct gs_block **v = n ? gs_pages_alloc(n * sizeof *v) : NULL;
+    if (v) {
+        size_t k = 0;
+        for (int i = 0; i < GS_SHARDS; i++)
+            for (uint64_t j = 0; j < gs_shards[i].cap && k < n; j++)
+                if (gs_shards[i].slots[j].addr && gs_shards[i].slots[j].mark == M_NONE)
+                    v[k++] = &gs_shards[i].slots[j];
+        sort_blocks(v, k);
+        for (size_t a = 0; a < k; a++)
+            if (v[a]->mark == M_NONE) {
+                v[a]->mark = M_LEAD;
+                walk_lost(s, v[a], M_IND);
+            }
+        for (size_t a = k; a-- > 0;) /* the second pass, in reverse */
+            if (v[a]->mark == M_LEAD)
+                walk_lost(s, v[a], M_IND2);
+        gs_pages_free(v, n * sizeof *v);
+        return;
+    }
     for (int i = 0; i < GS_SHARDS; i++) {
         struct gs_shard *sh = &gs_shards[i];
         for (uint64_t j = 0; j < sh->cap; j++) {
@@ -26,21 +139,17 @@ static void cliques(struct gs_scan *s)
             if (!b->addr || b->mark != M_NONE)
                 continue;
             b->mark = M_LEAD;
-            if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || gs_is_data(s, b))
-                continue;
-            s->visited++;
-            s->cur_weak = gs_is_weak(s, b);
-            gs_mark_words(s, (const uintptr_t *)b->addr, b->size / 8, M_IND, b);
-            gs_mark_drain(s, M_IND, b);
+            walk_lost(s, b, M_IND);
         }
     }
+    demote_reached_leaders(s);
 }
 
 static int class_of(uint8_t mark)
 {
     return mark == M_REACH ? GS_CLASS_REACHABLE
          : mark == M_POSS  ? GS_CLASS_POSSIBLE
-         : mark == M_IND   ? GS_CLASS_INDIRECT
+         : mark == M_IND || mark == M_IND2 ? GS_CLASS_INDIRECT
                            : GS_CLASS_DEFINITE;
 }
 

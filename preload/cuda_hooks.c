@@ -331,6 +331,31 @@ GS_EXPORT CUresult cuCtxDestroy(CUcontext c)
     return rc;
 }
 
+/* ---- dlsym through a handle (dlsym.c, registered by hooks.c) ---- */
+
+/* A program that opens the CUDA library itself and looks an entry point up
+ * through its handle (ctypes, PyTorch's driver loader) gets the hook. When
+ * the hook has not found its real function yet, the one the program found
+ * by that name in a library it opened is it: the hook adopts it rather
+ * than look it up now (a failed dlsym here would leave an error for the
+ * program's dlerror() after its own successful call). */
+void *gs_cuda_dlsym_filter(const char *name, void *p);
+void *gs_cuda_dlsym_filter(const char *name, void *p)
+{
+    if (name[0] != 'c' || name[1] != 'u')
+        return p;
+#define GS_CUDA_HOOK(fn)                                                      \
+    if (!strcmp(name, GS_XSTR(fn))) {                                         \
+        __typeof__(real_##fn) want = (__typeof__(real_##fn))p, none = NULL;   \
+        __atomic_compare_exchange_n(&real_##fn, &none, want, 0, __ATOMIC_ACQ_REL, \
+                                    __ATOMIC_ACQUIRE);                        \
+        return (void *)real_##fn == p ? (void *)&fn : p;                      \
+    }
+#include "cuda_hooks.def"
+#undef GS_CUDA_HOOK
+    return p;
+}
+
 /* ---- cuGetProcAddress: driver entry points a PLT hook cannot see ---- */
 
 /* When a program fetches an allocation entry point through cuGetProcAddress

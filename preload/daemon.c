@@ -11,12 +11,18 @@
  *     CUDA driver shows up in it;
  *  4. runs the steps integrations registered (python.c's);
  *  5. flushes, when the flush interval has passed or full buffers wait;
- *  6. runs a requested or periodic scan (scan_trigger.c).
+ *  6. runs a requested or periodic scan (scan_trigger.c);
+ *  7. sees whether any program thread is left: a process whose main thread
+ *     ended with pthread_exit() or a raw SYS_exit, and whose workers ended
+ *     too, ends when its last thread does, and gcspy's writer must not be
+ *     that thread (without this check it kept such a process alive for
+ *     ever, and unkillable by SIGTERM: the writer blocks every signal).
  * The writer sleeps until the flush interval, or the next periodic scan if
  * sooner (the tick's due time).
  */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -32,6 +38,54 @@
 static void (*steps[GS_MAX_STEPS])(void);
 static atomic_int nsteps;
 static uint64_t last_sample_ns;
+static void (*orphaned)(int status);
+
+void gs_daemon_set_orphaned(void (*fn)(int status))
+{
+    orphaned = fn;
+}
+
+/* Field n (1-based, as proc(5) numbers them) of /proc/self/stat, from the
+ * text after the command's closing parenthesis (field 3 onwards). */
+static const char *stat_field(const char *after, int n)
+{
+    const char *p = after;
+    for (int f = 3; f < n && *p; f++) {
+        p = strchr(p, ' ');
+        if (!p)
+            return "";
+        p++;
+    }
+    return p;
+}
+
+/* -1 while a program thread may be alive; otherwise the status the kernel
+ * holds for the process (the leader's exit code, field 52). The leader
+ * (the main thread, or the thread that forked) is a zombie once it has
+ * ended but stays in num_threads (field 20) until the process ends; every
+ * other live thread besides gcspy's own is the program's. */
+static int program_gone(void)
+{
+    char st[1024];
+    ssize_t n = gs_read_file("/proc/self/stat", st, sizeof st - 1);
+    if (n <= 0)
+        return -1;
+    st[n] = 0;
+    const char *after = strrchr(st, ')');
+    if (!after || after[1] != ' ')
+        return -1;
+    after += 2;
+    if (*after != 'Z' && *after != 'X')
+        return -1; /* the leader runs */
+    long threads = strtol(stat_field(after, 20), NULL, 10);
+    if (threads - 1 > gs_own_ntids)
+        return -1;
+    const char *code = stat_field(after, 52);
+    if (*code < '0' || *code > '9')
+        return -1; /* kernels before 3.5 say nothing: keep waiting */
+    long status = strtol(code, NULL, 10);
+    return (int)((status >> 8) & 0xff);
+}
 
 int gs_daemon_add_step(void (*step)(void))
 {
@@ -77,6 +131,9 @@ static void tick(void)
         steps[i]();
     gs_writer_flush_due(now);
     gs_scan_tick();
+    int status;
+    if (orphaned && gs_tracing() && (status = program_gone()) >= 0)
+        orphaned(status);
 }
 
 void gs_daemon_init(void)

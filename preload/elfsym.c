@@ -2,10 +2,15 @@
  * Symbols of loaded modules, read from their dynamic sections in memory
  * (no file access, no dlopen: the loader's state is left untouched).
  *
- * Two users: cuda_hooks.c finds the real CUDA functions in libraries loaded
- * with RTLD_LOCAL, where dlsym(RTLD_NEXT) cannot see them (dlopen with
- * RTLD_NOLOAD plus dlclose would change reference counts and make the loader
- * rebuild per-module lists); torch.c walks a module's function symbols for
+ * Users: dlsym.c finds the real dlsym without calling it; the probes for
+ * CPython's functions (pyapi.h) and the loader's (roots.c) look symbols up
+ * here instead of with dlsym, which would leave an error pending for the
+ * program's dlerror() when a probe fails, and clear one it had left (glibc
+ * keeps one per thread, in a block it mallocs); cuda_hooks.c finds the real
+ * CUDA functions in libraries loaded with RTLD_LOCAL, where
+ * dlsym(RTLD_NEXT) cannot see them (dlopen with RTLD_NOLOAD plus dlclose
+ * would change reference counts and make the loader rebuild per-module
+ * lists); torch.c walks a module's function symbols for
  * the caching allocator's code ranges. Callers hold the recursion flag and
  * no gcspy lock: dl_iterate_phdr takes the loader's lock.
  */
@@ -65,7 +70,7 @@ int gs_elf_dynsyms(const struct dl_phdr_info *info, struct gs_dynsyms *d)
 }
 
 /* A defined symbol's address in one module, through its GNU hash table. */
-static void *module_lookup(const struct gs_dynsyms *d, const char *name)
+void *gs_elf_lookup(const struct gs_dynsyms *d, const char *name)
 {
     const uint32_t *g = d->gnu;
     if (!g)
@@ -107,7 +112,7 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
     struct gs_dynsyms d;
     if (gs_elf_dynsyms(info, &d))
         return 0;
-    void *p = module_lookup(&d, f->name);
+    void *p = gs_elf_lookup(&d, f->name);
     if (p && !((uintptr_t)p >= gs_self_lo && (uintptr_t)p < gs_self_hi)) {
         f->p = p;
         return 1;

@@ -109,6 +109,7 @@ struct gs_scan_end {
     uint64_t id, t_start, t_stopped, t_marked, t_end, nstopped;
     uint64_t bytes_scanned, visited, live_blocks, live_bytes;
     const uint64_t *cls_blocks, *cls_bytes; /* [GS_CLASS__N] */
+    uint64_t unreadable; /* bytes of blocks left unread (unreadable pages) */
 };
 void gs_emit_scan_end(const struct gs_scan_end *e);
 

@@ -25,6 +25,8 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "dlsym.h"
+#include "exit_hooks.h"
 #include "life.h"
 #include "mem.h"
 #include "stack.h"
@@ -69,6 +71,22 @@ static size_t pool_size(const void *p)
     return ((const size_t *)p)[-1];
 }
 
+/* dlsym(handle, name) found the function a hook calls: the program gets
+ * the hook (dlsym.c). Another definition (an allocator the program loads
+ * itself) is left alone. */
+static void *libc_filter(const char *name, void *p)
+{
+#define GS_HOOK(fn, ret, params, req)                                         \
+    if (p == (void *)real_##fn && !strcmp(name, #fn))                         \
+        return (void *)&fn;
+#include "hooks.def"
+#undef GS_HOOK
+    return p;
+}
+
+/* cuda_hooks.c's, when it is built in. */
+extern void *gs_cuda_dlsym_filter(const char *name, void *p) __attribute__((weak));
+
 static void resolve(void)
 {
     if (resolved)
@@ -83,6 +101,10 @@ static void resolve(void)
 #undef GS_HOOK
     atomic_store(&resolving, 0);
     resolved = 1;
+    gs_dlsym_add_filter(libc_filter);
+    gs_exit_hooks_resolve();
+    if (gs_cuda_dlsym_filter)
+        gs_dlsym_add_filter(gs_cuda_dlsym_filter);
     if (!ok) {
         atomic_store(&gs_state, GS_STOPPED);
         gs_log("a required libc function was not found; tracing is off");
@@ -368,31 +390,4 @@ GS_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
     resolve();
     before_exec(file);
     return real_execvpe(file, argv, envp);
-}
-
-/* _exit and _Exit end the process without running exit handlers: write the
- * trace's end first. dash exits this way, and so does every multiprocessing
- * child of Python (os._exit), DataLoader workers among them. exit() reaches
- * the kernel through libc's internal alias, not these. A vfork child, which
- * shares our memory, is left alone by gs_core_exit (its pid differs). */
-static _Noreturn void end_now(void (*real)(int), int status)
-{
-    if (!gs_tls.in_hook)
-        gs_core_exit(status, 0); /* no leak scan: _exit runs no exit handlers */
-    if (real)
-        real(status);
-    syscall(SYS_exit_group, status);
-    __builtin_unreachable();
-}
-
-GS_EXPORT void _exit(int status)
-{
-    resolve();
-    end_now(real__exit, status);
-}
-
-GS_EXPORT void _Exit(int status)
-{
-    resolve();
-    end_now(real__Exit, status);
 }

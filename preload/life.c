@@ -18,18 +18,34 @@
  * fork: the child writes its own trace (pattern expanded with its pid). It
  * starts with the parent's module map, stack tree and every block live at the
  * fork (ALLOC_EX, fn GS_FN_INHERITED), so the child's trace stands alone.
+ *
+ * The exit summary (GCSPY_SUMMARY): by default only the first traced
+ * process of a tree prints it, so a child whose stderr a test wants empty
+ * stays silent. A forked child is never the first; a new image (the
+ * program started, or exec'd) is the first unless its parent has the shim
+ * mapped (/proc/PPID/maps names a libgcspy.so), read once at start. Nothing
+ * is put in the environment for children to find: the program would see
+ * it. And the summary goes to descriptor 2 only while it is the file it
+ * was when the image started: a program that closed its stderr and opened
+ * a data file there must not find the summary appended to its data.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "core.h"
 #include "daemon.h"
+#include "elfsym.h"
 #include "emit.h"
 #include "life.h"
 #include "mem.h"
@@ -44,6 +60,9 @@
 static uint64_t wall0_ns;
 static int started;
 static char **saved_envp;
+static void *libc_exit; /* libc's exit(), found at start */
+
+__thread struct gs_exit_from gs_exit_from;
 
 /* ---- process start ---- */
 
@@ -133,6 +152,100 @@ static void on_exit_cb(int status, void *arg)
 static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
+static void on_orphaned(int status);
+
+/* An allocator preloaded before libgcspy.so (jemalloc, tcmalloc, LSan or
+ * ASan first in LD_PRELOAD) defines malloc ahead of ours: the program's
+ * calls never reach gcspy, and the trace would say 0 allocations as if that
+ * were the truth. Say so in one line. The program's calls bind to the first
+ * module in load order that defines malloc (dlsym(RTLD_DEFAULT) is no
+ * answer: in an executable that takes malloc's address it returns the
+ * executable's own PLT entry); gs_elf_find names the first one other than
+ * libgcspy, which wins when it comes before libgcspy. */
+struct load_order {
+    uintptr_t addr[2];
+    int index[2], n;
+};
+
+static int order_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct load_order *o = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        for (int k = 0; k < 2; k++)
+            if (o->index[k] < 0 && o->addr[k] >= lo && o->addr[k] < hi)
+                o->index[k] = o->n;
+    }
+    o->n++;
+    return 0;
+}
+
+static void check_malloc_is_ours(void)
+{
+    void *other = gs_elf_find("malloc");
+    if (!other)
+        return;
+    struct load_order o = {{(uintptr_t)other, (uintptr_t)check_malloc_is_ours}, {-1, -1}, 0};
+    dl_iterate_phdr(order_cb, &o);
+    if (o.index[0] < 0 || o.index[1] < 0 || o.index[0] > o.index[1])
+        return;
+    Dl_info theirs;
+    if (!dladdr(other, &theirs))
+        theirs.dli_fname = NULL;
+    gs_log("malloc is %s's, not gcspy's (it was loaded before libgcspy.so): no allocation "
+           "reaches gcspy; put libgcspy.so first in LD_PRELOAD",
+           theirs.dli_fname && theirs.dli_fname[0] ? theirs.dli_fname : "the program");
+}
+
+/* ---- who prints the exit summary, and where ---- */
+
+static int summary_on;          /* this process prints its summary */
+
+/* Whether the parent runs the shim too: its maps name a libgcspy.so. An
+ * unreadable file (a parent of another user, gone already) says no. */
+static int parent_traced(void)
+{
+    static const char lib[] = "/libgcspy.so\n";
+    const size_t nl = sizeof lib - 1;
+    char path[64], buf[4096 + sizeof lib];
+    gs_fmt(path, sizeof path, "/proc/%d/maps", (int)getppid());
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    size_t keep = 0;
+    int found = 0;
+    for (;;) {
+        ssize_t n = read(fd, buf + keep, 4096);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        size_t len = keep + (size_t)n;
+        if (memmem(buf, len, lib, nl)) {
+            found = 1;
+            break;
+        }
+        keep = len < nl - 1 ? len : nl - 1; /* a name across two reads */
+        memmove(buf, buf + len - keep, keep);
+    }
+    close(fd);
+    return found;
+}
+
+/* At the start of an image (forked 0) or in a forked child (1). */
+static void summary_init(int forked)
+{
+    if (forked) {
+        summary_on = gs_opt.summary == GS_SUMMARY_ALL;
+        return;
+    }
+    summary_on = gs_opt.summary == GS_SUMMARY_ALL ||
+                 (gs_opt.summary == GS_SUMMARY_FIRST && !gs_opt.quiet && !parent_traced());
+}
 
 int gs_core_start(void)
 {
@@ -143,14 +256,18 @@ int gs_core_start(void)
     gs_tls.in_hook = 1;
     gs_writer_set_stop_record(gs_emit_stopped);
     gs_daemon_init();
+    gs_daemon_set_orphaned(on_orphaned);
     int rc = gs_writer_open();
     if (rc == 0)
         rc = gs_writer_start();
     static int registered; /* a forked child inherits the registrations */
     if (rc == 0 && !registered) {
         registered = 1;
+        summary_init(0);
+        check_malloc_is_ours();
         pthread_atfork(fork_prepare, fork_parent, fork_child);
         on_exit(on_exit_cb, NULL);
+        libc_exit = gs_elf_find("exit");
         if (gs_scan_init())
             gs_log("leak scans are off: no free real-time signal to stop threads with");
         gs_py_init();
@@ -178,13 +295,63 @@ static void human(char *buf, size_t len, uint64_t b)
         gs_fmt(buf, len, "%llu B", (unsigned long long)whole);
 }
 
+/* When main returns, libc's frame that called it calls exit() with a direct
+ * call (E8 rel32, glibc's __libc_start_call_main), and no stub saw it: the
+ * program's stack ends just above that call's return address, the first
+ * slot above this frame that holds an address right after a call aimed at
+ * libc's exit. Looked for in the 64 KiB above (exit's and the handlers'
+ * frames are a few hundred bytes), read with process_vm_readv (the stack
+ * may end sooner; code bytes are checked the same way). 0: not found (a
+ * libc that gets there otherwise); the scan then starts from gcspy's frame. */
+static uintptr_t exit_caller_sp(uintptr_t from)
+{
+    uintptr_t buf[512];
+    pid_t pid = getpid();
+    if (!libc_exit)
+        return 0;
+    from &= ~(uintptr_t)7;
+    for (uintptr_t a = from; a < from + (64u << 10); a += sizeof buf) {
+        struct iovec l = {buf, sizeof buf}, r = {(void *)a, sizeof buf};
+        ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (got <= 0)
+            return 0;
+        for (size_t i = 0; i < (size_t)got / sizeof buf[0]; i++) {
+            int64_t d = (int64_t)((uintptr_t)libc_exit - buf[i]);
+            if (d < INT32_MIN || d > INT32_MAX)
+                continue;
+            uint8_t code[5];
+            struct iovec l2 = {code, sizeof code}, r2 = {(void *)(buf[i] - 5), sizeof code};
+            int32_t rel;
+            if (process_vm_readv(pid, &l2, 1, &r2, 1, 0) != (ssize_t)sizeof code)
+                continue;
+            memcpy(&rel, code + 1, sizeof rel);
+            if (code[0] == 0xe8 && rel == (int32_t)d)
+                return a + i * sizeof buf[0] + sizeof buf[0];
+        }
+    }
+    return 0;
+}
+
 void gs_core_exit(int status, int scan)
 {
-    if (!gs_tracing() || getpid() != gs_pid)
+    if (getpid() != gs_pid) {
+        /* A vfork child shares our memory, this thread's TLS included: the
+         * exit stub it went through noted its stack in the parent's
+         * gs_exit_from, which must not outlive it. */
+        memset(&gs_exit_from, 0, sizeof gs_exit_from);
+        return;
+    }
+    if (!gs_tracing())
         return;
     gs_tls.in_hook = 1;
-    if (scan && gs_opt.scan_at_exit)
-        gs_scan_at_exit(); /* unless Python's atexit ran it already */
+    if (scan && gs_opt.scan_at_exit) {
+        /* unless Python's atexit ran it already */
+        const struct gs_exit_from *f = &gs_exit_from;
+        if (f->sp)
+            gs_scan_at_exit(f->sp, f->regs, sizeof f->regs / sizeof f->regs[0]);
+        else
+            gs_scan_at_exit(exit_caller_sp((uintptr_t)__builtin_frame_address(0)), NULL, 0);
+    }
     /* Stop recording, then pass every shard lock once: an event in flight
      * either was recorded and counted before, or sees the stop under its
      * lock and records nothing. TRACE_END then describes exactly the
@@ -204,12 +371,33 @@ void gs_core_exit(int status, int scan)
     char h1[32], h2[32];
     human(h1, sizeof h1, bytes);
     human(h2, sizeof h2, live_bytes);
-    if (!ok)
-        return; /* the write failure has had its one line on stderr */
+    /* gs_log writes nothing when descriptor 2 is no longer the stderr the
+     * image started with (mem.c): the summary is never a data file's */
+    if (!ok || !summary_on)
+        return; /* a write failure has had its one line on stderr */
     gs_log("pid %d: %llu allocations (%s), %llu blocks (%s) not freed at exit", (int)gs_pid,
            (unsigned long long)allocs, h1, (unsigned long long)live_blocks, h2);
     if (gs_writer_path()[0])
         gs_log("trace: %s  (report: gcspy report %s)", gs_writer_path(), gs_writer_path());
+}
+
+/* No program thread is left (daemon.c's tick saw it): main ended with
+ * pthread_exit() or a raw exit system call, and any workers have ended.
+ * Without gcspy the process would have ended with its last thread; it ends
+ * now with the writer, which runs this. The trace is ended as exit would,
+ * but without the exit scan: the ended main thread stays in the thread list
+ * as a zombie that no stop signal reaches, and the scanner would wait its
+ * 3 s for it and give up. Then the writer ends: its return lets glibc,
+ * counting it as the last thread, call exit(0) after main's pthread_exit
+ * (the program's exit handlers run, as they would have); after a raw exit
+ * the process's status is that of its last thread to end, so the main
+ * thread's nonzero status is passed on by ending this thread with it. */
+static void on_orphaned(int status)
+{
+    gs_tls.in_hook = 1;
+    gs_core_exit(status, 0);
+    if (status)
+        syscall(SYS_exit, status);
 }
 
 /* ---- exec ---- */
@@ -278,6 +466,7 @@ static void fork_child(void)
     /* First in the child's trace, before its writer thread runs (it writes
      * SAMPLE records of its own). */
     emit_process_start(GS_PROC_F_FORKED | (getauxval(AT_SECURE) ? GS_PROC_F_SETUID : 0));
+    summary_init(1);
     if (gs_core_start() == 0) {
         gs_modules_reemit();
         gs_stack_lock();

@@ -9,9 +9,21 @@
 
 int gs_core_early_init(char **envp); /* first hook call or constructor */
 int gs_core_start(void);             /* constructor: file, writer, atexit, atfork */
-/* Final scan (unless scan is 0: _exit skips it, as it skips exit handlers),
- * summary, close. */
+/* Final scan (unless scan is 0), summary, close. The scan reads the
+ * exiting thread's stack from where the program left it: gs_exit_from when
+ * the program called exit, _exit or _Exit (exit_hooks.c's stubs note it),
+ * else the frame of libc's that called exit after main returned. */
 void gs_core_exit(int status, int scan);
+
+/* Where the exiting thread's program code left its stack: the stack pointer
+ * after its call into exit/_exit/_Exit, and its callee-saved registers
+ * (rbx, rbp, r12-r15) then. Written by exit_hooks.c's assembly stubs (the
+ * layout is theirs), read by gs_core_exit in the same thread. */
+struct gs_exit_from {
+    uintptr_t sp;
+    uintptr_t regs[6];
+};
+extern __thread struct gs_exit_from gs_exit_from;
 void gs_on_exec(const char *path);   /* before the real exec: EXEC, flush */
 
 #endif /* GCSPY_LIFE_H */

@@ -271,12 +271,17 @@ static inline void visit_word(struct gs_scan *s, uintptr_t w, uint8_t mode, stru
             return;
     }
     if (GS_UNLIKELY(b->mark == M_POOL)) {
-        if (!s->cur_weak)
+        if (!s->cur_weak && mode != M_IND2) /* the first pass classed them */
             pool_visit(s, w, mode);
         return;
     }
     if (GS_UNLIKELY(s->cur_weak) && (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM))
         return;
+    if (mode == M_IND2) { /* the classifier's second pass: lost blocks not yet seen */
+        if (b != leader && (b->mark == M_IND || b->mark == M_LEAD))
+            push(s, b, M_IND2);
+        return;
+    }
     if (mode == M_IND) {
         if (b == leader || b->mark == M_IND || b->mark == M_REACH || b->mark == M_POSS)
             return;
@@ -323,13 +328,48 @@ static void scan_range(struct gs_scan *s, uintptr_t lo, uintptr_t hi, uint8_t mo
     }
 }
 
+/* Blocks are read in place (a copy would cost a syscall per block), so the
+ * pages the program made unreadable (s->noread, from /proc/self/maps with
+ * the world stopped) are left out and counted: nothing else can change a
+ * protection until the world restarts (gcspy's writer thread never touches
+ * the program's heap). Almost always there are none. */
+void gs_mark_block(struct gs_scan *s, const struct gs_block *b, uint8_t mode,
+                   struct gs_block *leader)
+{
+    uintptr_t lo = b->addr, hi = b->addr + b->size / 8 * 8;
+    if (GS_LIKELY(!s->nnoread)) {
+        gs_mark_words(s, (const uintptr_t *)lo, (hi - lo) / 8, mode, leader);
+        return;
+    }
+    const struct gs_range *v = s->noread;
+    size_t a = 0, z = s->nnoread;
+    while (a < z) { /* the first range that ends after lo */
+        size_t m = (a + z) / 2;
+        if (v[m].hi <= lo)
+            a = m + 1;
+        else
+            z = m;
+    }
+    for (; lo < hi; a++) {
+        uintptr_t stop = a < s->nnoread && v[a].lo < hi ? v[a].lo : hi;
+        if (stop > lo)
+            gs_mark_words(s, (const uintptr_t *)lo, (stop - lo) / 8, mode, leader);
+        if (stop == hi)
+            break;
+        uintptr_t resume = v[a].hi < hi ? (v[a].hi + 7) & ~(uintptr_t)7 : hi;
+        uintptr_t from = stop > lo ? stop : lo;
+        s->unreadable_bytes += resume - from;
+        lo = resume;
+    }
+}
+
 void gs_mark_drain(struct gs_scan *s, uint8_t mode, struct gs_block *leader)
 {
     while (s->sp) {
         struct gs_block *b = s->stack[--s->sp];
         s->visited++;
         s->cur_weak = gs_is_weak(s, b);
-        gs_mark_words(s, (const uintptr_t *)b->addr, b->size / 8, mode, leader);
+        gs_mark_block(s, b, mode, leader);
     }
 }
 

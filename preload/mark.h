@@ -28,7 +28,8 @@ struct gs_pool_view {
 };
 
 /* ---- marks (struct gs_block's and gs_pool_blk's mark) ---- */
-enum { M_NONE = 0, M_REACH = 1, M_POSS = 2, M_IND = 3, M_LEAD = 4, M_POOL = 5 };
+/* M_IND2: indirect, and visited by the classifier's second pass. */
+enum { M_NONE = 0, M_REACH = 1, M_POSS = 2, M_IND = 3, M_LEAD = 4, M_POOL = 5, M_IND2 = 6 };
 #define GS_REGION_SHIFT 16
 #define GS_LARGE (1ull << GS_REGION_SHIFT)
 
@@ -56,6 +57,11 @@ struct gs_scan {
     uintptr_t *interior;
     size_t ninterior, interior_cap;
     int interior_overflow;
+    /* the roots' unreadable mappings over the heap (roots.h), and the bytes
+     * of blocks left unread there */
+    const struct gs_range *noread;
+    size_t nnoread;
+    uint64_t unreadable_bytes;
     /* counters */
     uint64_t bytes_scanned, visited, live_blocks, live_bytes;
     int cur_weak; /* the words being scanned are a weak block's */
@@ -91,10 +97,14 @@ int gs_mark_pages_init(uint64_t total);
 int gs_mark_prepass(struct gs_scan *s, struct gs_range **heap, size_t *nheap, size_t *heap_cap);
 /* Marks from the roots: REACHABLE, then POSSIBLE through interior pointers. */
 void gs_mark_roots(struct gs_scan *s, const struct gs_roots *roots);
-/* Scans n words (a block's, from leader: M_IND), then everything pushed. */
+/* Scans n words (a block's, from leader: M_IND or M_IND2), then everything
+ * pushed. */
 void gs_mark_words(struct gs_scan *s, const uintptr_t *p, size_t n, uint8_t mode,
                    struct gs_block *leader);
 void gs_mark_drain(struct gs_scan *s, uint8_t mode, struct gs_block *leader);
+/* Scans one block's words as gs_mark_words does, less its unreadable bytes. */
+void gs_mark_block(struct gs_scan *s, const struct gs_block *b, uint8_t mode,
+                   struct gs_block *leader);
 /* Gives back everything the marker mapped (page lists, regions, stacks). */
 void gs_mark_free(struct gs_scan *s);
 

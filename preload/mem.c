@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string.h>
@@ -181,9 +182,40 @@ int gs_fmt(char *buf, size_t len, const char *fmt, ...)
     return n;
 }
 
+/* gcspy's standard error: the file descriptor 2 was at start (dev, ino);
+ * bound 0 before gs_log_bind, -1 when 2 was closed then. */
+static dev_t err_dev;
+static ino_t err_ino;
+static int err_bound;
+
+void gs_log_bind(void)
+{
+    struct stat st;
+    if (fstat(2, &st) == 0) {
+        err_dev = st.st_dev;
+        err_ino = st.st_ino;
+        err_bound = 1;
+    } else {
+        err_bound = -1;
+    }
+}
+
+static int err_is_ours(void)
+{
+    struct stat st;
+    if (err_bound == 0)
+        return 1;
+    return err_bound > 0 && fstat(2, &st) == 0 && st.st_dev == err_dev && st.st_ino == err_ino;
+}
+
 void gs_log(const char *fmt, ...)
 {
     if (gs_opt.quiet)
+        return;
+    int saved_errno = errno;
+    int ours = err_is_ours();
+    errno = saved_errno;
+    if (!ours)
         return;
     char buf[1024] = "gcspy: ";
     va_list ap;

@@ -28,8 +28,14 @@ struct gs_range {
 int gs_pages_ranges(struct gs_range *out, size_t max);
 void gs_pages_atfork_child(void); /* in a scan's forked child */
 
-/* One line on stderr, "gcspy: ..." (write(2), no stdio, no malloc). */
+/* One line on stderr, "gcspy: ..." (write(2), no stdio, no malloc), when
+ * descriptor 2 is still the file it was at gs_log_bind: never into a file
+ * the program put there since (it closed 0-2 and opened its data files),
+ * nor into whatever takes 2 when the program started with it closed. */
 void gs_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Takes the file descriptor 2 is now as gcspy's standard error (the
+ * options' load, at start). */
+void gs_log_bind(void);
 /* vsnprintf-like into a buffer without malloc: %s %d %u %lu %llu %zu %x %lx %p %%. */
 int gs_fmt(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Whole-file read into buf (no stdio); returns bytes read or -1. */

@@ -7,10 +7,14 @@
  * runs on the first hook call, possibly before libc has finished
  * initialising, so it reads the environment array itself and never
  * allocates: string options point into the environment block.
+ * Beyond its type, a value is checked against what options.def lists for it
+ * (GS_OPT_RANGE, GS_OPT_WORDS) and the scan signal against the signals the
+ * program's faults use: a bad value keeps the default, with one line.
  * Options are ignored in setuid/setgid processes (the loader drops LD_PRELOAD
  * there anyway; this covers a shim loaded some other way).
  */
 #define _GNU_SOURCE
+#include <signal.h>
 #include <string.h>
 #include <sys/auxv.h>
 
@@ -54,6 +58,21 @@ static int parse_UNWIND(const char *s, int *out)
     return -1;
 }
 
+static int parse_SUMMARY(const char *s, int *out)
+{
+    if (!strcmp(s, "first")) { *out = GS_SUMMARY_FIRST; return 0; }
+    if (!strcmp(s, "all")) { *out = GS_SUMMARY_ALL; return 0; }
+    if (!strcmp(s, "none")) { *out = GS_SUMMARY_NONE; return 0; }
+    return -1;
+}
+
+/* Each option's variable and default by field name, for check_values. */
+#define GS_OPT(field, env, type, def, help) \
+    static const char opt_env_##field[] __attribute__((unused)) = env; \
+    static const char opt_def_##field[] __attribute__((unused)) = def;
+#include "gcspy/options.def"
+#undef GS_OPT
+
 const char *gs_env_get(char **envp, const char *name)
 {
     size_t n = strlen(name);
@@ -63,10 +82,76 @@ const char *gs_env_get(char **envp, const char *name)
     return NULL;
 }
 
+/* A signal the scan may be requested with: one the program can be sent and
+ * catch (not KILL, STOP), and none its own faults raise. A scan handler on
+ * SIGSEGV would return to the faulting instruction forever, where the
+ * program should die with 139; on SIGABRT abort() would not end it. */
+static int scan_signal_ok(uint64_t sig)
+{
+    static const int refused[] = {SIGKILL, SIGSTOP, SIGSEGV, SIGBUS, SIGFPE,
+                                  SIGILL, SIGABRT, SIGTRAP, SIGSYS};
+    if (sig > (uint64_t)SIGRTMAX)
+        return 0;
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        if (sig == (uint64_t)refused[i])
+            return 0;
+    return 1;
+}
+
+static int outside(uint64_t v, uint64_t min, uint64_t max)
+{
+    return v < min || v > max;
+}
+
+static int word_in(const char *v, const char *words)
+{
+    size_t n = strlen(v);
+    for (const char *w = words; *w;) {
+        size_t len = strcspn(w, "|");
+        if (len == n && !strncmp(w, v, n))
+            return 1;
+        w += len + (w[len] == '|');
+    }
+    return 0;
+}
+
+/* What options.def says beyond the types (GS_OPT_RANGE, GS_OPT_WORDS), and
+ * the scan signal: a value outside goes back to the default, with a line
+ * naming what is accepted. envp again, for the value as the user wrote it. */
+static void check_values(char **envp)
+{
+    const char *v;
+#define GS_OPT_RANGE(field, min, max)                                                   \
+    if (outside(gs_opt.field, (uint64_t)(min), (uint64_t)(max))) {                     \
+        v = gs_env_get(envp, opt_env_##field);                                          \
+        parse_INT(opt_def_##field, &gs_opt.field);                                      \
+        gs_log("ignoring %s=%s: not a valid value (%d to %d; default %s)",              \
+               opt_env_##field, v ? v : "", (int)(min), (int)(max), opt_def_##field);   \
+    }
+#define GS_OPT_WORDS(field, words)                                                      \
+    if (!word_in(gs_opt.field, words)) {                                                \
+        v = gs_opt.field;                                                               \
+        parse_STR(opt_def_##field, &gs_opt.field);                                      \
+        gs_log("ignoring %s=%s: not a valid value (one of %s; default %s)",             \
+               opt_env_##field, v, words, opt_def_##field);                             \
+    }
+#include "gcspy/options.def"
+#undef GS_OPT_RANGE
+#undef GS_OPT_WORDS
+    if (!scan_signal_ok(gs_opt.scan_signal)) {
+        v = gs_env_get(envp, "GCSPY_SCAN_SIGNAL");
+        gs_log("ignoring GCSPY_SCAN_SIGNAL=%s: signal %d is the program's own (a fault, "
+               "abort, SIGKILL or SIGSTOP); no scan signal", v ? v : "",
+               (int)gs_opt.scan_signal);
+        gs_opt.scan_signal = 0;
+    }
+}
+
 void gs_options_load(char **envp)
 {
     const char *v;
     int secure = getauxval(AT_SECURE) != 0;
+    gs_log_bind();
     /* Quiet first: it silences the warnings about the other options. */
     parse_BOOL("0", &gs_opt.quiet);
     if (!secure && (v = gs_env_get(envp, "GCSPY_QUIET")))
@@ -79,10 +164,5 @@ void gs_options_load(char **envp)
     }
 #include "gcspy/options.def"
 #undef GS_OPT
-    if (gs_opt.depth < 1)
-        gs_opt.depth = 1;
-    if (gs_opt.depth > GS_MAX_DEPTH)
-        gs_opt.depth = GS_MAX_DEPTH;
-    if (gs_opt.flush_ms < 10)
-        gs_opt.flush_ms = 10;
+    check_values(envp);
 }

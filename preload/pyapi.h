@@ -4,13 +4,16 @@
  * Python must load it unchanged), so they are found with dlsym when Python
  * mode starts (python.c's gs_py_init), and the files that run only once
  * Python mode is on (gs_py_active()) use these pointers instead of
- * resolving their own. Include after <Python.h>.
+ * resolving their own. They are looked up in the modules' symbol tables
+ * (elfsym.h), never with dlsym: a failed dlsym leaves an error pending for
+ * the program's next dlerror(), in a block glibc mallocs, and a successful
+ * one clears the error the program had left there. Include after
+ * <Python.h>.
  */
 #ifndef GCSPY_PYAPI_H
 #define GCSPY_PYAPI_H
 
-#include <dlfcn.h>
-
+#include "elfsym.h"
 #include "shim.h"
 
 extern const char *(*gs_py_utf8)(PyObject *, Py_ssize_t *);
@@ -30,8 +33,8 @@ extern void (*gs_py_err_clear)(void);
  * an equivalent is taken. */
 int gs_pyapi_resolve(void);
 
-/* One interpreter function into var, by name; true when found. */
-#define GS_PY_SYM(var, name) (var = (__typeof__(var))dlsym(RTLD_DEFAULT, name))
+/* One interpreter symbol into var, by name; true when found. */
+#define GS_PY_SYM(var, name) (var = (__typeof__(var))gs_elf_find(name))
 
 /* Py_DECREF through the interpreter's own Py_DecRef: reference counts
  * are counted differently across versions (3.12's immortal objects), so

@@ -341,7 +341,7 @@ int gs_pyframes_resolve(const struct gs_pylayout *layout)
         (!GS_PY_SYM(p_gil_holder, "PyThreadState_GetUnchecked") && /* 3.13+ */
          !GS_PY_SYM(p_gil_holder, "_PyThreadState_UncheckedGet")) ||
         !GS_PY_SYM(p_addr2line, "PyCode_Addr2Line") ||
-        !(p_code_type = (uintptr_t)dlsym(RTLD_DEFAULT, "PyCode_Type")))
+        !(p_code_type = (uintptr_t)gs_elf_find("PyCode_Type")))
         return -1;
     L = *layout;
     return 0;
@@ -354,7 +354,7 @@ int gs_pyframes_start(void)
         return -1;
     Dl_info info;
     const ElfW(Sym) *sym = NULL;
-    void *eval = dlsym(RTLD_DEFAULT, "_PyEval_EvalFrameDefault");
+    void *eval = gs_elf_find("_PyEval_EvalFrameDefault");
     if (eval && dladdr1(eval, &info, (void **)&sym, RTLD_DL_SYMENT) && sym) {
         eval_lo = (uintptr_t)eval;
         eval_hi = eval_lo + sym->st_size;

@@ -136,7 +136,7 @@ static void py_tick(void)
  * else Py_GetVersion's "3.10.13 (main, ...)"; 0 when this is no Python. */
 static unsigned long py_version(const char *vs)
 {
-    const unsigned long *ver = dlsym(RTLD_DEFAULT, "Py_Version");
+    const unsigned long *ver = gs_elf_find("Py_Version");
     if (ver)
         return *ver;
     unsigned long part[3] = {0, 0, 0};
@@ -155,7 +155,9 @@ void gs_py_init(void)
 {
     if (!gs_opt.python)
         return;
-    const char *(*getver)(void) = (const char *(*)(void))dlsym(RTLD_DEFAULT, "Py_GetVersion");
+    /* Every program is probed, Python or not: the probes must leave its
+     * dlerror() state alone (pyapi.h). */
+    const char *(*getver)(void) = (const char *(*)(void))gs_elf_find("Py_GetVersion");
     const char *vs = getver ? getver() : NULL;
     unsigned long hex = py_version(vs);
     if (!hex)
@@ -165,7 +167,7 @@ void gs_py_init(void)
      * otherwise, and its debug offsets say so too (pylayout.c). */
     const char *why = vs && strstr(vs, "free-threading") ? "a free-threaded build" : NULL;
     struct gs_pylayout layout;
-    if (why || gs_pylayout_find(hex, dlsym(RTLD_DEFAULT, "_PyRuntime"), &layout, &why)) {
+    if (why || gs_pylayout_find(hex, gs_elf_find("_PyRuntime"), &layout, &why)) {
         gs_log("Python %lu.%lu: %s; Python frames, steps, GC pauses and PyTorch-aware mode "
                "need CPython 3.10 to 3.14 with the GIL: native stacks only",
                hex >> 24 & 0xff, hex >> 16 & 0xff, why);

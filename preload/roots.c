@@ -34,19 +34,20 @@
  *    handler that interrupted a hook) is not scanned;
  *  - stack memory below a thread's stack pointer (dead frames), the stacks
  *    of gcspy's own threads, and the stacks glibc caches for reuse after
- *    their threads exited.
+ *    their threads exited, static TLS included (only the DTV pointer of
+ *    their thread descriptors is a root).
  * Shared mappings are skipped (memory shared with other processes holds no
  * pointer of ours). Every root range is read with process_vm_readv (mark.c),
  * so a mapping that went away or ends early cannot fault the scan.
  */
 #define _GNU_SOURCE
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "elfsym.h"
 #include "mem.h"
 #include "modules.h"
 #include "roots.h"
@@ -54,16 +55,18 @@
 #define GS_REGION_SHIFT 16
 #define GS_LARGE_BLOCK (1u << GS_REGION_SHIFT)
 
-/* How much of the top of a cached thread stack is scanned: the struct
- * pthread and the static TLS blocks of every module sit there, the size the
- * loader reports (as LeakSanitizer asks it), plus alignment slack; 32 KiB if
- * the loader does not say. Looked up before any stop (dlsym may lock). */
+/* How much of the top of a cached thread stack holds the struct pthread
+ * and the static TLS blocks of every module (add_cached_dtv looks there for
+ * the descriptor): the size the loader reports (as LeakSanitizer asks it),
+ * plus alignment slack; 32 KiB if the loader does not say. Looked up before
+ * any stop (the lookup takes the loader's lock), in the symbol tables: a
+ * dlsym would disturb the program's dlerror() state (pyapi.h says how). */
 static size_t tls_static;
 
 void gs_roots_init(void)
 {
     void (*info)(size_t *, size_t *) =
-        (void (*)(size_t *, size_t *))dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info");
+        (void (*)(size_t *, size_t *))gs_elf_find("_dl_get_tls_static_info");
     size_t size = 0, align = 0;
     if (info)
         info(&size, &align);
@@ -356,12 +359,15 @@ static int exclude_own_and_heap(struct collect *c, const struct gs_range *heap, 
  * saved registers; the whole of each stack mapping, and of gcspy's own
  * threads' stacks, is excluded from the pass over the mappings. */
 static int add_stacks(struct gs_roots *r, struct collect *c, const struct gs_stopped *th,
-                      int nth, uintptr_t self_sp, int self_is_program)
+                      int nth, uintptr_t self_sp, int self_is_program, const uintptr_t *self_regs,
+                      size_t nself_regs)
 {
-    r->regs_bytes = ((size_t)nth + 1) * GS_NREGS * sizeof(uintptr_t);
+    r->regs_bytes = (((size_t)nth + 1) * GS_NREGS + nself_regs) * sizeof(uintptr_t);
     r->regs = gs_pages_alloc(r->regs_bytes);
     if (!r->regs)
         return -1;
+    for (size_t i = 0; i < nself_regs; i++)
+        r->regs[r->nregs++] = self_regs[i];
     for (int i = 0; i < nth; i++) {
         if (atomic_load(&th[i].state) != 1)
             continue;
@@ -392,8 +398,39 @@ static int add_stacks(struct gs_roots *r, struct collect *c, const struct gs_sto
     return 0;
 }
 
+/* A cached thread stack's descriptor: x86-64's tcbhead_t opens struct
+ * pthread with {tcb, dtv, self}, tcb and self both its own address, at the
+ * top of the mapping above the static TLS (within static_tls_size() and a
+ * page of the end). Its dtv word is a root: the DTV (calloc'd, reached
+ * through dtv + 1, possibly lost as in memcheck) waits there for the stack's
+ * reuse. Read with process_vm_readv; nothing found, nothing added. */
+static int add_cached_dtv(struct gs_roots *r, const struct map *m)
+{
+    uintptr_t buf[512];
+    size_t span = static_tls_size() + 4096;
+    uintptr_t lo = m->hi - m->lo > span ? m->hi - span : m->lo;
+    pid_t pid = (pid_t)syscall(SYS_getpid);
+    for (uintptr_t end = m->hi; end > lo;) {
+        uintptr_t a = end - lo > sizeof buf ? end - sizeof buf : lo;
+        struct iovec l = {buf, end - a}, rv = {(void *)a, end - a};
+        ssize_t got = process_vm_readv(pid, &l, 1, &rv, 1, 0);
+        if (got != (ssize_t)(end - a))
+            return 0;
+        size_t n = (size_t)got / sizeof buf[0];
+        for (size_t k = 0; k + 2 < n; k++) {
+            uintptr_t here = a + k * sizeof buf[0];
+            if (buf[k] == here && buf[k + 2] == here)
+                return push_range(&r->r, &r->n, &r->cap, here + 8, here + 16);
+        }
+        if (a == lo)
+            break;
+        end = a + 2 * sizeof buf[0]; /* a descriptor across the border */
+    }
+    return 0;
+}
+
 /* Every private writable mapping, less the (sorted, merged) exclusions; of
- * a cached thread stack only its top. */
+ * a cached thread stack only its descriptor's DTV pointer. */
 static int add_mappings(struct gs_roots *r, const struct collect *c, const struct gs_stopped *th,
                         int nth, uintptr_t self_sp)
 {
@@ -404,16 +441,15 @@ static int add_mappings(struct gs_roots *r, const struct collect *c, const struc
             continue;
         /* A thread stack glibc keeps cached after its thread exited: an
          * anonymous mapping right above a small guard mapping, holding no
-         * live thread's stack pointer (those were excluded above). Its stale
-         * frames would hide leaks. */
+         * live thread's stack pointer (those were excluded above). It is
+         * not a root: its stale frames, and its static TLS (what the dead
+         * thread's __thread variables last held), would keep alive what
+         * memcheck and LeakSanitizer call definitely lost. Only the DTV
+         * pointer of its thread descriptor is, which glibc keeps for reuse. */
         if (i > 0 && !m->file && maps[i - 1].hi == m->lo && maps[i - 1].perms[0] == '-' &&
             maps[i - 1].perms[1] == '-' && maps[i - 1].hi - maps[i - 1].lo <= (64u << 10) &&
             m->hi - m->lo >= (64u << 10) && !is_live_stack(m, th, nth, self_sp)) {
-            /* ...but its top holds the thread descriptor and static TLS,
-             * which glibc keeps for reuse with their pointers (the DTV). */
-            size_t keep = static_tls_size();
-            uintptr_t top = m->hi - m->lo > keep ? m->hi - keep : m->lo;
-            if (add_minus(r, top, m->hi, c->ex, c->nex))
+            if (add_cached_dtv(r, m))
                 return -1;
             continue;
         }
@@ -423,15 +459,34 @@ static int add_mappings(struct gs_roots *r, const struct collect *c, const struc
     return 0;
 }
 
+/* The mappings without read permission that overlap the tracked heap (a
+ * block's pages the program protected): marking must not read them. Reading
+ * one would fault the scanning thread, which is the program's, and a scan
+ * must never crash the program. */
+static int list_unreadable(struct gs_roots *r, const struct collect *c, const struct gs_range *heap,
+                           size_t nheap)
+{
+    for (size_t i = 0; i < c->nmaps; i++) {
+        const struct map *m = &c->maps[i];
+        if (m->perms[0] == 'r' || !holds_tracked(heap, nheap, m->lo, m->hi))
+            continue;
+        if (push_range(&r->noread, &r->nnoread, &r->noread_cap, m->lo, m->hi))
+            return -1;
+    }
+    r->nnoread = merge_ranges(r->noread, r->nnoread);
+    return 0;
+}
+
 int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
-                     uintptr_t self_sp, int self_is_program, const struct gs_range *heap,
-                     size_t nheap)
+                     uintptr_t self_sp, int self_is_program, const uintptr_t *self_regs,
+                     size_t nself_regs, const struct gs_range *heap, size_t nheap)
 {
     memset(r, 0, sizeof *r);
     struct collect c = {0};
     int rc = -1;
-    if (read_maps(&c.maps, &c.nmaps, &c.mcap) == 0 && exclude_own_and_heap(&c, heap, nheap) == 0 &&
-        add_stacks(r, &c, th, nth, self_sp, self_is_program) == 0) {
+    if (read_maps(&c.maps, &c.nmaps, &c.mcap) == 0 && list_unreadable(r, &c, heap, nheap) == 0 &&
+        exclude_own_and_heap(&c, heap, nheap) == 0 &&
+        add_stacks(r, &c, th, nth, self_sp, self_is_program, self_regs, nself_regs) == 0) {
         c.nex = merge_ranges(c.ex, c.nex);
         rc = add_mappings(r, &c, th, nth, self_sp);
     }
@@ -444,6 +499,7 @@ void gs_roots_free(struct gs_roots *r)
 {
     gs_pages_free(r->r, r->cap * sizeof *r->r);
     gs_pages_free(r->regs, r->regs_bytes);
+    gs_pages_free(r->noread, r->noread_cap * sizeof *r->noread);
     memset(r, 0, sizeof *r);
 }
 

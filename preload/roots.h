@@ -12,16 +12,22 @@ struct gs_roots {
     size_t n, cap;
     uintptr_t *regs;         /* saved registers of stopped threads */
     size_t nregs, regs_bytes;
+    /* Mappings the program made unreadable (mprotect PROT_NONE: guard
+     * pages, debug allocators) that overlap the tracked heap: marking
+     * skips these bytes of a block instead of faulting. Sorted, merged. */
+    struct gs_range *noread;
+    size_t nnoread, noread_cap;
 };
 
 /* Builds the root set while the world is stopped: writable private mappings
  * that hold no tracked block and are not gcspy's, each stopped thread's stack
  * from its saved stack pointer, the scanning thread's own stack (when it is
- * a program thread) and every saved register. Uses only raw syscalls and
- * gcspy's own memory. */
+ * a program thread) and every saved register, self_regs among them (the
+ * scanning thread's registers where the program left its stack: exit). Uses only raw syscalls and
+ * gcspy's own memory. Also lists the unreadable mappings over the heap. */
 int gs_roots_collect(struct gs_roots *roots, const struct gs_stopped *th, int nth,
-                     uintptr_t self_sp, int self_is_program, const struct gs_range *heap,
-                     size_t nheap);
+                     uintptr_t self_sp, int self_is_program, const uintptr_t *self_regs,
+                     size_t nself_regs, const struct gs_range *heap, size_t nheap);
 void gs_roots_free(struct gs_roots *roots);
 void gs_roots_init(void); /* at start-up: loader facts the stopped world cannot ask */
 /* Range arrays, for the heap exclusions mark.c builds: push (growing the

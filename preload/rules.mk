@@ -2,9 +2,15 @@
 # the interposed functions, for unit tests that drive it with fake pointers).
 # Frame pointers are kept: the fp unwinder starts from the hook's own frame.
 
-PRELOAD_SRC   := $(filter-out preload/hooks.c preload/cuda_hooks.c,$(wildcard preload/*.c))
+PRELOAD_SRC   := $(filter-out preload/hooks.c preload/exit_hooks.c preload/cuda_hooks.c \
+                  preload/dlsym.c,$(wildcard preload/*.c))
 PRELOAD_OBJ   := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o)
-HOOKS_OBJ     := $(BUILD)/obj/preload/hooks.o
+HOOKS_OBJ     := $(BUILD)/obj/preload/hooks.o $(BUILD)/obj/preload/exit_hooks.o \
+                 $(BUILD)/obj/preload/dlsym.o
+# dlsym.c and exit_hooks.c interpose dlsym and exit: in libgcspy.so only,
+# never in the core archive the unit tests link; built without LTO, since
+# their assembly stubs refer to C symbols by name.
+$(BUILD)/obj/preload/dlsym.o $(BUILD)/obj/preload/exit_hooks.o: PRELOAD_CFLAGS += -fno-lto
 # The CUDA hooks need the toolkit's headers (not its libraries: the real
 # functions are found at run time); without a toolkit they are left out.
 # Python frames: struct layouts from CPython 3.11's headers (python3.11-dev);

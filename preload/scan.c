@@ -46,7 +46,7 @@ static void (*stack_bits)(const uint8_t **bits, uint32_t *nbits);
 
 /* Results and counters, as the fork mode's child leaves them for the parent. */
 struct shared_out {
-    uint64_t done, nres, bytes_scanned, visited, live_blocks, live_bytes, t_marked;
+    uint64_t done, nres, bytes_scanned, visited, live_blocks, live_bytes, t_marked, unreadable;
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
     struct gs_scan_result res[];
 };
@@ -55,6 +55,10 @@ struct shared_out {
  * own frames must hold no copy of a block address (s.lo is one). */
 static struct gs_scan s;
 static struct gs_roots roots;
+/* The scanning thread's registers where the program left its stack (an
+ * exit scan's; set for one scan by gs_scan_from). */
+static const uintptr_t *self_regs;
+static size_t nself_regs;
 
 /* The heap ranges that are not roots (the marker's prepass builds them). */
 struct heap {
@@ -129,8 +133,11 @@ static int mark_and_classify(const struct gs_stopped *th, int nth, uintptr_t roo
                              int self_is_program, struct heap *heap)
 {
     if (gs_mark_prepass(&s, &heap->v, &heap->n, &heap->cap) ||
-        gs_roots_collect(&roots, th, nth, root_sp, self_is_program, heap->v, heap->n))
+        gs_roots_collect(&roots, th, nth, root_sp, self_is_program, self_regs, nself_regs,
+                         heap->v, heap->n))
         return -1;
+    s.noread = roots.noread;
+    s.nnoread = roots.nnoread;
     gs_mark_roots(&s, &roots);
     gs_classify(&s);
     return 0;
@@ -140,6 +147,7 @@ static void save_out(struct shared_out *out)
 {
     out->nres = s.nres;
     out->bytes_scanned = s.bytes_scanned;
+    out->unreadable = s.unreadable_bytes;
     out->visited = s.visited;
     out->live_blocks = s.live_blocks;
     out->live_bytes = s.live_bytes;
@@ -151,6 +159,7 @@ static void load_out(const struct shared_out *out)
 {
     s.nres = out->nres;
     s.bytes_scanned = out->bytes_scanned;
+    s.unreadable_bytes = out->unreadable;
     s.visited = out->visited;
     s.live_blocks = out->live_blocks;
     s.live_bytes = out->live_bytes;
@@ -243,13 +252,18 @@ static int run_scan(int trigger, uintptr_t self_sp, struct gs_pool_view *view,
     struct heap heap = {NULL, 0, 0};
     uint64_t t_marked = 0;
     pid_t child = -1;
+    errno = 0; /* what failed, if anything does: ENOMEM, or EMFILE from /proc */
     int ok = stopped_section(fork_mode, th, nth, self_sp, out, &heap, &child, &t_marked) == 0;
+    int why = errno;
     gs_start_world();
     uint64_t t_end = gs_now_fine();
     gs_roots_free(&roots);
     gs_pages_free(heap.v, heap.cap * sizeof *heap.v);
     if (!ok) {
-        gs_log("scan skipped: out of memory while the world was stopped");
+        if (why == EMFILE || why == ENFILE || why == EACCES || why == ENOENT)
+            gs_log("scan skipped: /proc/self/maps cannot be read (%s)", strerror(why));
+        else
+            gs_log("scan skipped: out of memory while the world was stopped");
         gs_mark_free(&s);
         free_out(out, out_bytes, fork_mode);
         return -1;
@@ -263,7 +277,7 @@ static int run_scan(int trigger, uintptr_t self_sp, struct gs_pool_view *view,
 
     struct gs_scan_end end = {id, t_start, t_stopped, t_marked, t_end, (uint64_t)nstopped,
                               s.bytes_scanned, s.visited, s.live_blocks, s.live_bytes,
-                              s.cls_blocks, s.cls_bytes};
+                              s.cls_blocks, s.cls_bytes, s.unreadable_bytes};
     write_results(&end, trigger, fork_mode);
     gs_mark_free(&s);
     free_out(out, out_bytes, fork_mode);
@@ -306,6 +320,16 @@ static int scan_with(int trigger, uintptr_t self_sp, struct gs_pool_view *view)
 int gs_scan(int trigger, uintptr_t self_sp)
 {
     return scan_with(trigger, self_sp, NULL);
+}
+
+int gs_scan_from(int trigger, uintptr_t sp, const uintptr_t *regs, size_t nregs)
+{
+    self_regs = regs;
+    nself_regs = nregs;
+    int rc = scan_with(trigger, sp, NULL);
+    self_regs = NULL;
+    nself_regs = 0;
+    return rc;
 }
 
 /* Zeroes up to 64 KiB of stack below the caller's frame, never closer than

@@ -11,6 +11,10 @@
 /* Runs a scan; self_sp: the calling program thread's stack pointer at entry
  * into gcspy (its stack above it is a root), 0 for a gcspy thread. */
 int gs_scan(int trigger, uintptr_t self_sp);
+/* A scan whose thread's stack is a root from sp up, where the program left
+ * it (not where gcspy's frames are now), with the registers it had there
+ * (nregs words) as roots: the exit scan's. */
+int gs_scan_from(int trigger, uintptr_t sp, const uintptr_t *regs, size_t nregs);
 /* A scan from a program thread (its stack above this call is a root), with
  * a caching allocator's view when one was just taken (may be NULL). */
 int gs_scan_program(int trigger, struct gs_pool_view *pool);

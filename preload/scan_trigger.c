@@ -42,12 +42,16 @@ __attribute__((visibility("default"), noinline)) int gcspy_scan(void)
     return trc != -2 ? trc : gs_scan_program(GS_SCAN_TRIG_API, NULL);
 }
 
-__attribute__((noinline)) void gs_scan_at_exit(void)
+__attribute__((noinline)) void gs_scan_at_exit(uintptr_t sp, const uintptr_t *regs, size_t nregs)
 {
     if (!ready || gs_exit_scan_done)
         return;
-    GS_ENTRY_SP(sp);
-    gs_scan(GS_SCAN_TRIG_EXIT, sp);
+    if (sp) {
+        gs_scan_from(GS_SCAN_TRIG_EXIT, sp, regs, nregs);
+        return;
+    }
+    GS_ENTRY_SP(here);
+    gs_scan(GS_SCAN_TRIG_EXIT, here);
 }
 
 /* ---- triggers that run on the writer thread ---- */

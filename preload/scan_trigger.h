@@ -15,9 +15,11 @@ int gs_scan_init(void);
 void gs_scan_tick(void);
 /* How long the writer may sleep before the next periodic scan is due. */
 uint64_t gs_scan_next_due_ns(void);
-/* The exit scan, from the exiting thread (its stack is a root), unless one
- * already ran (Python's atexit) or scans were never set up. */
-void gs_scan_at_exit(void);
+/* The exit scan, from the exiting thread, unless one already ran (Python's
+ * atexit) or scans were never set up. Its stack is a root from sp up, where
+ * the program left it, with regs (nregs words) as its registers; sp 0: from
+ * the caller's frame, with the registers it has. */
+void gs_scan_at_exit(uintptr_t sp, const uintptr_t *regs, size_t nregs);
 /* A scan policy (torch.c's): route(trigger) returns 1 when it takes a
  * periodic, signal or byte-count scan off the writer thread (the main
  * thread runs it, after a snapshot); api() runs gcspy_scan()'s scan, or

@@ -16,7 +16,8 @@
  * preload/LAYERS is the table; tests/integration/layers_preload.sh checks it
  * from the objects' symbols and the #include lines; docs/design.md draws it.
  *
- *   hooks       hooks.c (libc), cuda_hooks.c (CUDA), bridge.c (CUPTI's way in)
+ *   hooks       hooks.c (libc), exit_hooks.c (exit, _exit, _Exit), cuda_hooks.c
+ *               (CUDA), bridge.c (CUPTI's way in)
  *   life        life.c: process start, exit, fork, exec
  *   integration python.c (GC pauses, atexit), torch.c (PyTorch-aware mode)
  *   daemon      daemon.c: the writer thread's tick (sampling, module sync,
@@ -26,7 +27,8 @@
  *   mark        mark.c (marking), classify.c (definite/indirect/possible)
  *   world       stop.c (stopping threads), roots.c (the root set)
  *   stacks      stack.c: capture and interning
- *   process     modules.c, elfsym.c, cupti_load.c, pyapi.c, pyframes.c
+ *   process     modules.c, elfsym.c, cupti_load.c, pyapi.c, pyframes.c, dlsym.c
+ *               (dlsym and dlvsym interposed; the hooks register filters)
  *   events      threads.c (per-thread registry), core.c (allocation events)
  *   emit        emit.c: every record preload writes is encoded here
  *   sink        writer.c: buffers, the writer thread, chunks, the file
@@ -69,11 +71,14 @@ struct gs_options {
 #define GS_OPT_INT uint64_t
 #define GS_OPT_BOOL int
 #define GS_OPT_UNWIND int
+#define GS_OPT_SUMMARY int
 #define GS_OPT(field, env, type, def, help) GS_OPT_##type field;
 #include "gcspy/options.def"
 #undef GS_OPT
 };
 extern struct gs_options gs_opt;
+/* GCSPY_SUMMARY: who prints the exit summary (life.c) */
+enum { GS_SUMMARY_FIRST = 0, GS_SUMMARY_ALL = 1, GS_SUMMARY_NONE = 2 };
 
 /* ---- clock ---- */
 extern uint64_t gs_t0_ns; /* CLOCK_MONOTONIC at start */

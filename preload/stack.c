@@ -163,10 +163,23 @@ void gs_stack_reemit(void)
             return;
 }
 
+/* libunwind's walk takes about 8 KiB of stack below the hook, and a stop
+ * signal landing inside it pushes a signal frame of up to 4 KiB (the CPU's
+ * whole XSAVE state) on top: a thread with less than this left below the
+ * hook takes the frame-pointer walk instead, or it would overflow its stack
+ * (rel_odd's 16 KiB threads did, about one run in six). */
+#define GS_UNWIND_STACK_NEED (16u << 10)
+
+static int unwind_fits(const struct gs_thread *th, void *hook_frame)
+{
+    uintptr_t sp = (uintptr_t)hook_frame;
+    return !th || !th->stack_lo || (sp > th->stack_lo && sp - th->stack_lo >= GS_UNWIND_STACK_NEED);
+}
+
 int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
 {
     int n = 0;
-    if (gs_opt.unwind == GS_UNWIND_LIBUNWIND) {
+    if (gs_opt.unwind == GS_UNWIND_LIBUNWIND && unwind_fits(gs_tls.th, hook_frame)) {
         void *buf[GS_MAX_DEPTH + 16];
         int got = unw_backtrace(buf, max + 16 < GS_MAX_DEPTH + 16 ? max + 16 : GS_MAX_DEPTH + 16);
         int i = 0;

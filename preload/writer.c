@@ -32,6 +32,24 @@
  *  3. One flush round at a time: the writer mutex (also taken by the exit
  *     flush and across fork).
  *
+ * The file's descriptor lives in the program's descriptor table, which the
+ * program may rearrange at any time (close_range, a loop closing every
+ * descriptor, dup2 onto any number, closing 0-2 and opening its own files).
+ * So the descriptor is kept out of its way (never 0-2; above the soft
+ * RLIMIT_NOFILE when the hard limit leaves room, where no open() of the
+ * program can land and no dup2 can aim, else at the top of the range), and
+ * every write makes sure first that it is still the trace (fstat: the
+ * device and inode the file was made with); when it is not (closed, or the
+ * program's file now), the file is opened again by its absolute path, and
+ * written only if that is the same file (at the offset gcspy has reached);
+ * otherwise tracing stops with one line. A descriptor that is no longer the
+ * trace is never written to or closed: it is the program's. Writes never
+ * pass RLIMIT_FSIZE either: the kernel answers one with SIGXFSZ to the
+ * writing thread, which kills the process by default when that thread is
+ * the program's (the flushes at exit and exec run there; the writer thread
+ * blocks it), so a write that would exceed the limit is not made and
+ * counts as failed (EFBIG), on whatever thread.
+ *
  * Backpressure: when more than GS_PENDING_MAX bytes wait for the writer, a
  * thread starting a new buffer waits, with its stream lock released, until
  * the writer catches up. Tracing never drops events silently: if the file
@@ -47,6 +65,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -77,8 +96,14 @@ static atomic_int writer_ready;
 static int writer_running;
 static atomic_int writer_stop;
 static int fd = -1;
+static dev_t file_dev;          /* the trace's identity: what fd must be */
+static ino_t file_ino;
+static uint64_t file_off;       /* bytes written: where the next write goes */
 static uint32_t chunk_seq;
 static char path[4096];
+static char abs_path[4096 + 4096]; /* for opening it again ("" if unknown) */
+static int fd_transient;        /* held only while writing (place_fd) */
+static int have_file;           /* a trace file was made and not closed for good */
 static struct gs_buf *deferred; /* shard buffers queued after a round's meta detach */
 static ZSTD_CCtx *cctx;
 static uint8_t *raw, *comp;
@@ -275,19 +300,132 @@ static void expand_pattern(char *out, size_t len)
     *o = 0;
 }
 
+/* Moves a new descriptor of the trace out of the program's way (see the
+ * top): returns the new number (the old one closed) or f itself when no
+ * better one is free. Above the soft RLIMIT_NOFILE when the hard limit
+ * allows: F_DUPFD needs the soft limit raised for that moment, which happens
+ * at start or in a fork child, before the program's threads run (or while
+ * they run: an open() of theirs then may only succeed where it would have
+ * failed). Otherwise the highest free number below it, and below 4096
+ * (the kernel sizes the descriptor table to the highest number: a soft
+ * limit of a million would cost 8 MiB). When that limit is a small one
+ * (below FD_SETSIZE, 1024: a program squeezed on purpose, prlimit
+ * --nofile=4), every descriptor may be one the program needs, and when no
+ * number from 3 up is free, 0-2 must not be kept: then the trace is held
+ * only while it is written (fd_transient: closed after the header and each
+ * flush round, opened again by reopen_trace for the next), at the cost of a
+ * failed write, and tracing stopped with one line, when the program holds
+ * every descriptor at that moment. */
+static int place_fd(int f)
+{
+    struct rlimit rl;
+    int to = -1, top = 4096;
+    fd_transient = 0;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        rl.rlim_cur < (rlim_t)top) {
+        top = (int)rl.rlim_cur;
+        if (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > rl.rlim_cur) {
+            struct rlimit up = rl;
+            up.rlim_cur = rl.rlim_cur + 1;
+            if (setrlimit(RLIMIT_NOFILE, &up) == 0) {
+                to = fcntl(f, F_DUPFD_CLOEXEC, top);
+                setrlimit(RLIMIT_NOFILE, &rl);
+            }
+        }
+        fd_transient = to < 0 && top < 1024;
+    }
+    for (int n = top - 1; to < 0 && n >= 3 && n >= top - 64; n--)
+        to = fcntl(f, F_DUPFD_CLOEXEC, n);
+    if (to < 0 && f < 3)
+        to = fcntl(f, F_DUPFD_CLOEXEC, 3);
+    if (to < 0) {
+        fd_transient |= f < 3;
+        return f;
+    }
+    close(f);
+    return to;
+}
+
+/* fd still is the trace. */
+static int fd_is_trace(void)
+{
+    struct stat st;
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == file_dev && st.st_ino == file_ino;
+}
+
+/* The program closed the trace's descriptor (its number may be one of the
+ * program's files now: it is left alone): open the file again by its path,
+ * and take it only if it is the same file. 0, or -1 with errno set. */
+static int reopen_trace(void)
+{
+    fd = -1;
+    if (!abs_path[0]) {
+        errno = EBADF;
+        return -1;
+    }
+    int f = open(abs_path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (f < 0)
+        return -1;
+    struct stat st;
+    if (fstat(f, &st) || st.st_dev != file_dev || st.st_ino != file_ino) {
+        close(f);
+        errno = ESTALE; /* another file has the name now */
+        return -1;
+    }
+    fd = place_fd(f);
+    return 0;
+}
+
 static int write_all(const void *p, size_t n)
 {
+    if (!fd_is_trace() && reopen_trace())
+        return -1;
+    /* The kernel answers a write past RLIMIT_FSIZE with SIGXFSZ to the
+     * writing thread (it kills, by default, on a program thread): such a
+     * write is never made. */
+    struct rlimit fl;
+    if (getrlimit(RLIMIT_FSIZE, &fl) == 0 && fl.rlim_cur != RLIM_INFINITY &&
+        file_off + n > (uint64_t)fl.rlim_cur) {
+        errno = EFBIG;
+        return -1;
+    }
     const uint8_t *c = p;
     while (n) {
-        ssize_t w = write(fd, c, n);
+        ssize_t w = pwrite(fd, c, n, (off_t)file_off);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
             return -1;
+        }
         c += w;
         n -= (size_t)w;
+        file_off += (uint64_t)w;
     }
     return 0;
+}
+
+/* Closes the trace's descriptor if it still is the trace. */
+static void close_trace(void)
+{
+    if (fd_is_trace())
+        close(fd);
+    fd = -1;
+}
+
+/* The absolute path of the file just made, for reopen_trace: the program
+ * may change directory. */
+static void remember_path(void)
+{
+    abs_path[0] = 0;
+    if (path[0] == '/') {
+        gs_fmt(abs_path, sizeof abs_path, "%s", path);
+        return;
+    }
+    char cwd[4096];
+    if (getcwd(cwd, sizeof cwd))
+        gs_fmt(abs_path, sizeof abs_path, "%s/%s", cwd, path);
 }
 
 /* The pattern's directories may name ranks or hosts (out/%h/): create the
@@ -352,6 +490,19 @@ int gs_writer_open(void)
         gs_fail(path[0] ? path : "opening the trace", errno);
         return -1;
     }
+    struct stat st;
+    if (fstat(fd, &st)) {
+        gs_fail(path, errno);
+        close(fd);
+        fd = -1;
+        return -1;
+    }
+    file_dev = st.st_dev;
+    file_ino = st.st_ino;
+    file_off = 0;
+    fd = place_fd(fd);
+    have_file = 1;
+    remember_path();
     uint8_t hdr[GS_FILE_HDR_SIZE];
     gs_file_header(hdr, GS_FILE_F_ZSTD);
     chunk_seq = 0;
@@ -360,6 +511,8 @@ int gs_writer_open(void)
         gs_fail("writing the trace header", errno);
         return -1;
     }
+    if (fd_transient)
+        close_trace();
     return 0;
 }
 
@@ -427,7 +580,7 @@ static int write_list(struct gs_buf *l, size_t *fill)
     int rc = 0;
     while (l) {
         struct gs_buf *next = l->next;
-        if (rc == 0 && fd >= 0 && !write_failed && !chunk_lost && l->len) {
+        if (rc == 0 && have_file && !write_failed && !chunk_lost && l->len) {
             if (*fill + l->len > GS_CHUNK_TARGET) {
                 rc = emit_chunk(*fill);
                 *fill = 0;
@@ -482,8 +635,10 @@ static void flush_round(void)
     size_t fill = 0;
     write_list(sort_by_seq(metas), &fill);
     write_list(sort_by_seq(shards), &fill);
-    if (fd >= 0 && !write_failed && !chunk_lost)
+    if (have_file && !write_failed && !chunk_lost)
         emit_chunk(fill);
+    if (fd_transient)
+        close_trace(); /* fd stays -1 for the next round's reopen_trace */
     atomic_fetch_add(&drain_word, 1);
     futex_wake(&drain_word);
 }
@@ -522,7 +677,7 @@ void gs_writer_wake(void)
  * Caller holds writer_mu. */
 static void end_stopped(void)
 {
-    if (fd < 0)
+    if (!have_file)
         return;
     if (!write_failed && !chunk_lost) {
         flush_round();
@@ -534,8 +689,8 @@ static void end_stopped(void)
         uint8_t *e = stop_record(gs_rec_timebase(raw, &st, gs_now()), stop_t, stop_reason);
         emit_chunk((size_t)(e - raw)); /* may fail too: then nothing */
     }
-    close(fd);
-    fd = -1;
+    close_trace();
+    have_file = 0;
 }
 
 static void *writer_main(void *arg)
@@ -660,15 +815,14 @@ int gs_writer_close(const uint8_t *tail, size_t tail_len)
         return -1;
     }
     /* The tail (PROCESS_EXIT, TRACE_END) goes last, in a chunk of its own. */
-    if (fd >= 0 && !write_failed && tail_len <= GS_CHUNK_TARGET) {
+    if (have_file && !write_failed && tail_len <= GS_CHUNK_TARGET) {
         struct gs_enc_state st;
         size_t tb = (size_t)(gs_rec_timebase(raw, &st, gs_now()) - raw);
         memcpy(raw + tb, tail, tail_len);
         rc = emit_chunk(tb + tail_len);
     }
-    if (fd >= 0)
-        close(fd);
-    fd = -1;
+    close_trace();
+    have_file = 0;
     pthread_mutex_unlock(&writer_mu);
     return rc;
 }
@@ -719,9 +873,8 @@ void gs_writer_atfork_child(void)
         gs_meta.cur = NULL;
     }
     atomic_store(&pending_bytes, 0);
-    if (fd >= 0)
-        close(fd);
-    fd = -1;
+    close_trace(); /* the parent's; unless the program made the number its own */
+    have_file = 0;
     write_failed = 0;
     chunk_lost = 0;
     atomic_store(&failed_once, 0);

@@ -112,6 +112,8 @@ static void scan_obj(struct gs_jw *w, const char *key, const struct gs_scan *s)
     gs_jw_u64(w, "blocks_visited", s->blocks_visited);
     gs_jw_u64(w, "live_blocks", s->live_blocks);
     gs_jw_u64(w, "live_bytes", s->live_bytes);
+    if (s->unreadable_bytes) /* only where a block could not be read */
+        gs_jw_u64(w, "unreadable_bytes", s->unreadable_bytes);
     gs_jw_obj(w, "classes");
     for (int k = 0; k < GS_CLASS__N; k++) {
         gs_jw_obj_compact(w, gs_class_name(k));
@@ -247,6 +249,12 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
     else
         gs_jw_null(w, "last_scan");
     gs_jw_u64(w, "scans_incomplete", r->incomplete_scans);
+    gs_jw_str(w, "leak_status", gs_leak_status_name(r->leak_status));
+    if (r->ended_by_exec) {
+        cell(w, "released_by_exec", &r->released_by_exec);
+    } else {
+        gs_jw_null(w, "released_by_exec");
+    }
     gs_jw_u64(w, "freed_after_last_scan", r->freed_after_scan);
     summary(w, "summary", r->summary);
     per_class(w, "suppressed", r->suppressed);
@@ -647,6 +655,7 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
         gs_jw_str(w, "status", it->verdict->status == 0 ? "pass"
                                : it->verdict->status == 1 ? "fail" : "error");
         gs_jw_str(w, "line", it->verdict->line);
+        gs_jw_bool(w, "no_scan", it->verdict->no_scan);
         gs_jw_end_obj(w);
     }
     gs_jw_end_obj(w);
@@ -665,6 +674,8 @@ static int j_summary(struct gs_report_ctx *c, const struct gs_report_item *items
     gs_jw_u64(w, "complete", t.complete);
     gs_jw_u64(w, "unreadable", t.unreadable);
     gs_jw_u64(w, "malformed", t.malformed);
+    gs_jw_u64(w, "no_scan", t.no_scan);
+    gs_jw_u64(w, "ended_by_exec", t.exec);
     summary(w, "summary", t.cls);
     per_class(w, "suppressed", t.suppressed);
     gs_jw_u64(w, "growth_suspects", t.suspects);

@@ -9,6 +9,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "utf8.h"
+
 void gs_jw_init(struct gs_jw *w, FILE *f)
 {
     memset(w, 0, sizeof *w);
@@ -40,17 +42,10 @@ static void esc(struct gs_jw *w, const char *s, size_t n)
             p++;
         } else {
             /* a well-formed UTF-8 sequence passes; anything else is U+FFFD */
-            int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 && c < 0xf0 ? 3
-                    : c >= 0xc2 && c < 0xe0 ? 2 : 0; /* 0xf5..0xff never lead */
-            int ok = len && p + len <= e;
-            for (int k = 1; ok && k < len; k++)
-                ok = (p[k] & 0xc0) == 0x80;
-            if (ok && len == 3 && ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] >= 0xa0)))
-                ok = 0;
-            if (ok && len == 4 && ((c == 0xf0 && p[1] < 0x90) || (c == 0xf4 && p[1] >= 0x90)))
-                ok = 0;
-            if (ok) {
-                fwrite(p, 1, (size_t)len, f);
+            uint32_t cp;
+            size_t len = gs_utf8_seq(p, (size_t)(e - p), &cp);
+            if (len) {
+                fwrite(p, 1, len, f);
                 p += len;
             } else {
                 fputs("\\ufffd", f);

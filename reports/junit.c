@@ -1,15 +1,20 @@
 /*
  * The JUnit XML reporter for CI dashboards (`gcspy check --junit FILE`): one
  * testsuite, one testcase per trace, a <failure> when a limit was exceeded
- * (message: the verdict line; body: every exceeded limit and the leaks
+ * or the trace holds no leak scan (type gcspy.no-scan; message: the verdict line; body: every exceeded limit and the leaks
  * behind it), an <error> when the trace could not be read. Text is escaped
- * for XML 1.0, whose character set has no control characters: those, and
- * bytes that are not UTF-8, become '?'.
+ * for XML 1.0, whose character set has no control characters but tab,
+ * newline and carriage return, no surrogates and neither U+FFFE nor U+FFFF:
+ * those, and bytes that are not well-formed UTF-8 (utf8.h: overlong forms,
+ * encoded surrogates, past U+10FFFF), become '?', so any string (a
+ * program's argv, a trace's paths) gives a well-formed document.
  */
 #include "report.h"
 
 #include <inttypes.h>
 #include <string.h>
+
+#include "utf8.h"
 
 static void xesc(FILE *f, const char *s)
 {
@@ -24,24 +29,16 @@ static void xesc(FILE *f, const char *s)
         case '\'': fputs("&apos;", f); p++; continue;
         default: break;
         }
-        if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+        uint32_t cp;
+        /* strlen bounds the sequence: it never reads past the NUL */
+        size_t len = gs_utf8_seq(p, strnlen((const char *)p, 4), &cp);
+        if (!len || (cp < 0x20 && c != '\n' && c != '\t' && c != '\r') || cp == 0xfffe ||
+            cp == 0xffff) {
             fputc('?', f);
             p++;
-        } else if (c < 0x80) {
-            fputc(c, f);
-            p++;
         } else {
-            int len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 && c < 0xf0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-            int ok = len > 0;
-            for (int k = 1; ok && k < len; k++)
-                ok = (p[k] & 0xc0) == 0x80;
-            if (ok) {
-                fwrite(p, 1, (size_t)len, f);
-                p += len;
-            } else {
-                fputc('?', f);
-                p++;
-            }
+            fwrite(p, 1, len, f);
+            p += len;
         }
     }
 }
@@ -87,7 +84,9 @@ static int u_summary(struct gs_report_ctx *c, const struct gs_report_item *items
         fprintf(f, "\" time=\"%.3f\">\n", r ? (double)r->duration_ns / 1e9 : 0.0);
         int st = it->verdict ? it->verdict->status : (r ? 0 : 2);
         if (st == 1) {
-            fprintf(f, "      <failure type=\"gcspy.limit\" message=\"");
+            /* gcspy.no-scan: failed for want of a leak scan (check.h) */
+            fprintf(f, "      <failure type=\"%s\" message=\"",
+                    it->verdict->no_scan ? "gcspy.no-scan" : "gcspy.limit");
             xesc(f, it->verdict->line);
             fprintf(f, "\">");
             xesc(f, it->verdict->detail);

@@ -73,6 +73,8 @@ void gs_report_totals(const struct gs_report_item *items, size_t n, struct gs_to
         }
         t->complete += r->complete;
         t->malformed += r->malformed != 0;
+        t->no_scan += r->leak_status == GS_LS_NO_SCAN;
+        t->exec += r->leak_status == GS_LS_EXEC;
         for (int c = 0; c < GS_RC__N; c++) {
             for (int m = 0; m < GS_MC__N; m++) {
                 t->cls[c][m].bytes += r->summary[c][m].bytes;

@@ -87,6 +87,7 @@ int gs_report_shows(const struct gs_report_opts *o, const struct gs_reporter *re
 /* Totals over processes (inherited blocks left out: their parent counts them). */
 struct gs_totals {
     size_t processes, complete, unreadable, malformed;
+    size_t no_scan, exec;       /* by leak_status: GS_LS_NO_SCAN, GS_LS_EXEC */
     struct gs_cell cls[GS_RC__N][GS_MC__N];
     struct gs_cell suppressed[GS_RC__N];
     uint64_t suspects, pauses, pause_ns, allocs, bytes_allocated;

@@ -13,6 +13,7 @@
 
 #include "../analyzer/fmt.h"
 #include "../analyzer/names.h"
+#include "../analyzer/utf8.h"
 
 struct tstate {
     int cls_open;               /* class whose heading was printed; -1 none */
@@ -65,19 +66,71 @@ static void print_frames(struct gs_report_ctx *c, const struct gs_stackv *st, co
 }
 
 /* Trace-provided text (function names, paths, command lines, markers) is
- * the program's, not ours: the text report goes through a filter that turns
- * terminal control bytes into '?', so a trace cannot drive the terminal. */
+ * the program's, not ours: the text report goes through a filter that
+ * passes newline, tab and well-formed UTF-8 of printable code points and
+ * turns every other byte into '?': C0 controls and DEL, the C1 controls
+ * (U+0080..U+009F, which terminals obey like ESC sequences, and their raw
+ * bytes 0x80..0x9F, which 8-bit terminals obey), and bytes that are not
+ * UTF-8 (utf8.h). So a trace cannot drive the terminal. stdio hands the
+ * filter its buffer in pieces that may cut a sequence: the cut part waits
+ * in pend for the next piece (or t_end, where it becomes '?'). */
+struct safe_out {
+    FILE *to;
+    unsigned char pend[4];
+    size_t npend;
+};
+
+/* Writes b[0, n) filtered; returns how many bytes were consumed (the rest,
+ * fewer than 4 that may begin a sequence, unless last). -1 on error. */
+static ssize_t safe_put(FILE *to, const unsigned char *b, size_t n, int last)
+{
+    size_t i = 0;
+    while (i < n) {
+        uint32_t cp;
+        size_t len = gs_utf8_seq(b + i, n - i, &cp);
+        if (!len && !last && n - i < 4 && gs_utf8_partial(b + i, n - i))
+            break;
+        int ok = len && (gs_utf8_printable(cp) || cp == '\n' || cp == '\t');
+        if (ok ? fwrite(b + i, 1, len, to) != len : fputc('?', to) == EOF)
+            return -1;
+        i += ok ? len : 1;
+    }
+    return (ssize_t)i;
+}
+
 static ssize_t safe_write(void *cookie, const char *buf, size_t n)
 {
-    FILE *to = cookie;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char b = (unsigned char)buf[i];
-        if ((b < 0x20 && b != '\n' && b != '\t') || b == 0x7f)
-            b = '?';
-        if (fputc(b, to) == EOF)
-            return i ? (ssize_t)i : -1;
+    struct safe_out *so = cookie;
+    size_t used = 0;
+    /* first complete (or give up on) a sequence the last piece cut */
+    while (so->npend && used < n) {
+        so->pend[so->npend++] = (unsigned char)buf[used++];
+        if (gs_utf8_partial(so->pend, so->npend))
+            continue; /* still cut: at most 3 bytes wait */
+        size_t np = so->npend;
+        ssize_t k = safe_put(so->to, so->pend, np, 0);
+        if (k < 0)
+            return -1;
+        /* what is left may begin a sequence again (fewer than 4 bytes) */
+        memmove(so->pend, so->pend + k, np - (size_t)k);
+        so->npend = np - (size_t)k;
     }
+    ssize_t k = safe_put(so->to, (const unsigned char *)buf + used, n - used, 0);
+    if (k < 0)
+        return -1;
+    used += (size_t)k;
+    while (used < n)
+        so->pend[so->npend++] = (unsigned char)buf[used++];
     return (ssize_t)n;
+}
+
+/* The end of the report: a sequence still cut is not UTF-8. */
+static int safe_close(void *cookie)
+{
+    struct safe_out *so = cookie;
+    ssize_t k = so->npend ? safe_put(so->to, so->pend, so->npend, 1) : 0;
+    so->npend = 0;
+    return k < 0 ? -1 : 0;
 }
 
 static FILE *real_out;
@@ -87,8 +140,11 @@ static int t_begin(struct gs_report_ctx *c, size_t n)
     static struct tstate st;
     st.cls_open = -1;
     c->state = &st;
-    cookie_io_functions_t io = {NULL, safe_write, NULL, NULL};
-    FILE *f = fopencookie(c->out, "w", io);
+    static struct safe_out so;
+    memset(&so, 0, sizeof so);
+    so.to = c->out;
+    cookie_io_functions_t io = {NULL, safe_write, NULL, safe_close};
+    FILE *f = fopencookie(&so, "w", io);
     if (f) {
         real_out = c->out;
         c->out = f;
@@ -189,8 +245,15 @@ static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         fprintf(f, "   %u scan%s; leaks from the last, #%" PRIu64 " (%s) at %s\n", r->nscans,
                 r->nscans == 1 ? "" : "s", s->id, gs_trigger_name(s->trigger),
                 gs_fmt_ns(b1, s->t_start));
+    } else if (r->leak_status == GS_LS_EXEC) {
+        fprintf(f, "   ended by exec, a clean end with no leak scan: the exec released %s in "
+                   "%" PRIu64 " block%s; the new image's trace has the verdict\n",
+                gs_fmt_bytes(b1, r->released_by_exec.bytes), r->released_by_exec.blocks,
+                r->released_by_exec.blocks == 1 ? "" : "s");
     } else {
-        fprintf(f, "   no leak scan in the trace: live blocks at the end are reported as not freed\n");
+        fprintf(f, "   NO LEAK SCAN: the process ended without one (killed, _exit, or the scan "
+                   "was skipped or off): no leak is known or ruled out; live blocks at the end "
+                   "are reported as not freed\n");
     }
     fprintf(f, "\n   LEAKS\n");
     int any = 0;
@@ -198,7 +261,8 @@ static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         for (int m = 0; m < GS_MC__N; m++)
             any |= r->summary[k][m].blocks != 0;
     if (!any)
-        fprintf(f, "   none: no block was live at the end\n");
+        fprintf(f, r->ended_by_exec ? "   none: the exec released every block live then\n"
+                                    : "   none: no block was live at the end\n");
     return 0;
 }
 
@@ -473,6 +537,10 @@ static int t_summary(struct gs_report_ctx *c, const struct gs_report_item *items
     fprintf(f, "\n== totals over %zu processes (%zu complete", t.processes, t.complete);
     if (t.malformed)
         fprintf(f, ", %zu malformed", t.malformed);
+    if (t.no_scan)
+        fprintf(f, ", %zu with NO LEAK SCAN", t.no_scan);
+    if (t.exec)
+        fprintf(f, ", %zu ended by exec", t.exec);
     fputs("); inherited blocks counted once\n", f);
     print_summary_table(f, t.cls, "   ");
     fprintf(f, "   growth suspects: %" PRIu64 "\n", t.suspects);

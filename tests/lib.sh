@@ -9,6 +9,13 @@
 #                              (GCSPY_OUTPUT=$GS_DIR/%e-%p.trace, GCSPY_QUIET=1
 #                              unless the caller's environment sets them;
 #                              GS_TIMEOUT seconds, default 60, then rc 124)
+#   gs_run_here NAME CMD...    as gs_run, but CMD runs in $GS_DIR (the files it
+#                              makes land there), stdout in $GS_DIR/out (a
+#                              file), and is killed with SIGKILL at the deadline
+#                              (a process gcspy's writer kept alive ignores
+#                              SIGTERM: the writer blocks it); GS_PRELOAD
+#                              replaces LD_PRELOAD, GS_WRAP is a command put
+#                              before it (prlimit ...)
 #   gs_plain NAME CMD...       the same without the shim (for comparisons)
 #   gs_traces                  the trace files in $GS_DIR, one a line, sorted
 #   gs_one_trace               exactly one trace in $GS_DIR: sets GS_TRACE, and
@@ -145,6 +152,16 @@ gs_run() {
   GS_RC=${PIPESTATUS[0]}
   [ "$GS_RC" -eq 124 ] && fail "$name: timed out after ${GS_TIMEOUT:-60}s (deadlock?)"
   return 0
+}
+
+gs_run_here() {
+  local name=$1; shift
+  GS_DIR=$GS_T/$name
+  rm -rf "$GS_DIR"; mkdir -p "$GS_DIR"
+  # shellcheck disable=SC2086 # GS_WRAP is a command and its arguments
+  GS_RC=$(cd "$GS_DIR" && { ${GS_WRAP:-} timeout -s KILL "${GS_TIMEOUT:-60}" \
+      env LD_PRELOAD="${GS_PRELOAD:-$GS_LIB}" GCSPY_OUTPUT="${GCSPY_OUTPUT:-$GS_DIR/%e-%p.trace}" \
+      GCSPY_QUIET="${GCSPY_QUIET:-1}" "$@" >out 2>err; echo $?; } 2>/dev/null)
 }
 
 gs_plain() {

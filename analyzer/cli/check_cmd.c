@@ -6,7 +6,8 @@
  * malformed trace, bad option, a write that failed).
  *
  * Defaults follow LeakSanitizer: without limits any definite or indirect
- * leak fails. Giving --max-leak-bytes alone leaves the block count
+ * leak fails, and so does a trace with no leak scan (--allow-no-scan lets
+ * it pass). Giving --max-leak-bytes alone leaves the block count
  * unlimited, and the other way round, so one limit means what it says.
  */
 #include <errno.h>
@@ -41,6 +42,8 @@ static void usage(FILE *f)
             "  --junit FILE          also write JUnit XML for CI dashboards\n"
             "  --json FILE           also write the JSON report, verdicts included\n"
             "  --require-complete    an incomplete or damaged trace is an error\n"
+            "  --allow-no-scan       a trace with no leak scan (killed, _exit, the scan\n"
+            "                        skipped or off) may pass; by default it fails\n"
             GS_COMMON_HELP
             "  -q, --quiet           print the verdict lines only\n");
 }
@@ -49,11 +52,9 @@ static int write_file(const char *path, const struct gs_reporter *rep,
                       const struct gs_report_item *items, size_t n,
                       const struct gs_report_opts *ro)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "gcspy check: cannot write %s: %s\n", path, strerror(errno));
+    FILE *f = gs_open_report("check", path);
+    if (!f)
         return -1;
-    }
     int rc = gs_report_write(rep, f, items, n, ro);
     if (fclose(f) || rc) {
         fprintf(stderr, "gcspy check: writing %s failed\n", path);
@@ -106,6 +107,8 @@ static int parse(int argc, char **argv, struct check_args *ca)
                 ca->json = v;
         } else if (gs_arg_flag(&a, "--require-complete")) {
             ca->lim.require_complete = 1;
+        } else if (gs_arg_flag(&a, "--allow-no-scan")) {
+            ca->lim.allow_no_scan = 1;
         } else {
             fprintf(stderr, "gcspy check: unknown option '%s' (see gcspy check --help)\n", argv[a.i]);
             a.bad = 1;

@@ -11,6 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "regfile.h"
 
 int gs_arg_val(struct gs_args *a, const char *name, const char **val)
 {
@@ -218,4 +221,17 @@ void gs_common_free(struct gs_common *c)
     gs_supp_free(&c->supps);
     free(c->paths);
     c->paths = NULL;
+}
+
+FILE *gs_open_report(const char *cmd, const char *path)
+{
+    int fd = gs_open_output(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "gcspy %s: cannot write %s: %s\n", cmd, path,
+                fd >= 0 ? strerror(errno) : gs_open_why(fd));
+        if (fd >= 0)
+            close(fd);
+    }
+    return f;
 }

@@ -8,6 +8,7 @@
 #define GCSPY_CMDUTIL_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "analyze.h"
@@ -62,6 +63,11 @@ void gs_common_free(struct gs_common *c);
     "  --cuda-pause-ms X     synchronous CUDA calls at least X ms long are pauses (1)\n"    \
     "  --growth-min-bytes N  least fitted rise for a growth suspect (64K)\n"                \
     "  --growth-min-r2 X     least goodness of fit for a growth suspect (0.8)\n"
+
+/* path opened for a report (regfile.h's gs_open_output: never through a
+ * symbolic link, never waiting on a FIFO): the stream, or NULL with
+ * "gcspy CMD: cannot write PATH: WHY" printed. */
+FILE *gs_open_report(const char *cmd, const char *path);
 
 /* Traces analysed into report items, with the symbolizer their frame
  * strings live in. */

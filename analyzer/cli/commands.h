@@ -14,6 +14,11 @@ int gs_cmd_dump(int argc, char **argv);     /* dump.c */
 int gs_cmd_report(int argc, char **argv);   /* report_cmd.c */
 int gs_cmd_check(int argc, char **argv);    /* check_cmd.c */
 
+struct timespec;
+/* run_summary.c: prints on stderr the exit summary of every trace that the
+ * output pattern names, written since start by a descendant of pid self. */
+void gs_run_summary(const char *pattern, long self, const struct timespec *start);
+
 /* True when argv[1..] asks for help (-h or --help before any "--"). */
 int gs_wants_help(int argc, char **argv);
 

@@ -153,6 +153,7 @@ static void put_segflags(FILE *f, uint64_t fl)
 #define PUT_ENUM(key, s, m, en) PUT_KEY(key), put_enum(f, (s).m, gs_##en##_name((s).m))
 /* minor 1 appended the field: 0 (and older records) print as before */
 #define PUT_ENUMNZ(key, s, m, en) if ((s).m) PUT_ENUM(key, s, m, en)
+#define PUT_DECNZ(key, s, m, en) if ((s).m) PUT_DEC(key, s, m, en)
 #define PUT_QSTR(key, s, m, en) PUT_KEY(key), put_str(f, (s).m)
 #define PUT_HEXB(key, s, m, en) PUT_KEY(key), put_hex(f, (s).m)
 #define PUT_ARGV(key, s, m, en) PUT_KEY(key), put_argv(f, (s).m)
@@ -196,6 +197,7 @@ static void put_segflags(FILE *f, uint64_t fl)
 #define TIME_S
 #define TIME_UT
 #define TIME_U1
+#define TIME_U2
 #define TIME_DA
 #define TIME_STR
 #define TIME_BYTES
@@ -209,6 +211,7 @@ static void put_segflags(FILE *f, uint64_t fl)
 #define OTHER_S(put) put
 #define OTHER_UT(put) put
 #define OTHER_U1(put) put
+#define OTHER_U2(put) put
 #define OTHER_DA(put) put
 #define OTHER_STR(put) put
 #define OTHER_BYTES(put) put

@@ -108,11 +108,9 @@ static int write_report(struct report_args *ra, const struct gs_loaded *ld)
     ra->ro.problems = ld->problems;
     FILE *f = stdout;
     if (output && strcmp(output, "-") != 0) {
-        f = fopen(output, "w");
-        if (!f) {
-            fprintf(stderr, "gcspy report: cannot write %s: %s\n", output, strerror(errno));
+        f = gs_open_report("report", output);
+        if (!f)
             return 2;
-        }
     }
     int wr = gs_report_write(ra->rep, f, ld->items, ld->n, &ra->ro);
     if (f != stdout) {

@@ -3,9 +3,14 @@
  * shim's option table for people. `run` finds libgcspy.so next to the gcspy
  * executable (the build tree keeps both in build/; `make install` puts the
  * library in PREFIX/lib/gcspy/), prepends it to LD_PRELOAD, turns its own
- * flags into GCSPY_* variables and execs the command, so the command's exit
- * status (or signal) is gcspy's and nothing of gcspy stays in the process
- * but the shim.
+ * flags into GCSPY_* variables, sets GCSPY_SUMMARY=none and runs the
+ * command as its child. No traced process prints its summary on the
+ * program's stderr then: once the command has ended, `gcspy run` prints
+ * the summaries from the traces (run_summary.c) and ends as the command
+ * did, with its exit status or, killed by a signal, by the same signal.
+ * While it waits it ignores SIGINT and SIGQUIT (the terminal sends them to
+ * the command too, as system() does) and passes SIGTERM, SIGHUP, SIGUSR1
+ * and SIGUSR2 on to the command.
  *
  * The option list comes from include/gcspy/options.def, the same X-macro
  * table the shim parses its environment with, so help text and README
@@ -14,10 +19,14 @@
 #include <elf.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -44,6 +53,8 @@ static const char *type_word(const char *type)
         return "0 or 1";
     if (strcmp(type, "UNWIND") == 0)
         return "fp or libunwind";
+    if (strcmp(type, "SUMMARY") == 0)
+        return "first, all or none";
     return type;
 }
 
@@ -109,7 +120,9 @@ static void run_usage(FILE *f)
     fprintf(f,
             "usage: gcspy run [-o PATTERN] [--quiet] [--] CMD [ARGS...]\n\n"
             "Runs CMD with libgcspy.so preloaded; it writes a trace of every allocation\n"
-            "(see 'gcspy report'). The exit status is CMD's.\n\n"
+            "(see 'gcspy report'). The exit status is CMD's. No traced process prints its\n"
+            "summary on CMD's stderr (GCSPY_SUMMARY=none): gcspy run prints them when CMD\n"
+            "has ended.\n\n"
             "  -o, --output PATTERN  trace path pattern (sets GCSPY_OUTPUT)\n"
             "  -q, --quiet           print nothing on stderr (sets GCSPY_QUIET=1)\n"
             "  -h, --help            this text\n\n"
@@ -235,6 +248,94 @@ static void warn_unreachable(const char *cmd)
                         "so it is not traced\n", cmd);
 }
 
+static volatile sig_atomic_t child_pid;
+
+static void pass_on(int sig)
+{
+    if (child_pid > 0)
+        kill((pid_t)child_pid, sig);
+}
+
+/* The trace path pattern the shim will use (GCSPY_OUTPUT or its default). */
+static const char *output_pattern(void)
+{
+    const char *p = getenv("GCSPY_OUTPUT");
+    if (p && *p)
+        return p;
+    for (size_t k = 0; k < NOPTS; k++)
+        if (!strcmp(optdocs[k].env, "GCSPY_OUTPUT"))
+            return optdocs[k].def;
+    return "gcspy-%e-%p.trace";
+}
+
+/* Runs the command as a child, waits for it, prints the summaries, and
+ * returns its exit status, or ends this process by its signal. */
+static int run_child(char **cmd, int quiet)
+{
+    /* file times come from the coarse clock, a tick behind the fine one:
+     * a trace made just after this must not look older than the run */
+    struct timespec start;
+    clock_gettime(CLOCK_REALTIME_COARSE, &start);
+    if (start.tv_nsec >= 20000000) {
+        start.tv_nsec -= 20000000;
+    } else {
+        start.tv_sec--;
+        start.tv_nsec += 980000000;
+    }
+    fflush(NULL);
+    struct sigaction ign = { .sa_handler = SIG_IGN }, fwd = { .sa_handler = pass_on }, old_int, old_quit;
+    sigemptyset(&ign.sa_mask);
+    sigemptyset(&fwd.sa_mask);
+    fwd.sa_flags = SA_RESTART;
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "gcspy: run: cannot fork: %s\n", strerror(errno));
+        return 2;
+    }
+    if (pid == 0) {
+        sigaction(SIGINT, &old_int, NULL);
+        sigaction(SIGQUIT, &old_quit, NULL);
+        execvp(cmd[0], cmd);
+        int err = errno;
+        fprintf(stderr, "gcspy: run: %s: %s\n", cmd[0],
+                err == ENOENT ? "command not found" : strerror(err));
+        _exit(err == ENOENT ? 127 : 126);
+    }
+    child_pid = pid;
+    static const int passed[] = { SIGTERM, SIGHUP, SIGUSR1, SIGUSR2 };
+    for (size_t k = 0; k < sizeof passed / sizeof passed[0]; k++)
+        sigaction(passed[k], &fwd, NULL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+        if (errno != EINTR) {
+            fprintf(stderr, "gcspy: run: waiting for %s: %s\n", cmd[0], strerror(errno));
+            return 2;
+        }
+    }
+    child_pid = 0;
+    if (!quiet)
+        gs_run_summary(output_pattern(), (long)getpid(), &start);
+    fflush(NULL);
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) {
+        /* end as the command did, without a core file of our own */
+        int sig = WTERMSIG(status);
+        struct rlimit none = { 0, 0 };
+        setrlimit(RLIMIT_CORE, &none);
+        signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        sigprocmask(SIG_UNBLOCK, &one, NULL);
+        raise(sig);
+        return 128 + sig;
+    }
+    return 2;
+}
+
 int gs_cmd_run(int argc, char **argv)
 {
     const char *output = NULL;
@@ -303,13 +404,15 @@ int gs_cmd_run(int argc, char **argv)
     if (quiet && setenv("GCSPY_QUIET", "1", 1))
         goto env_fail;
 
+    /* the summaries are ours to print, after the command */
+    if (setenv("GCSPY_SUMMARY", "none", 1))
+        goto env_fail;
+    const char *q = getenv("GCSPY_QUIET");
+    if (q && (!strcmp(q, "1") || !strcmp(q, "yes") || !strcmp(q, "true")))
+        quiet = 1;
+
     warn_unreachable(argv[i]);
-    fflush(NULL);
-    execvp(argv[i], argv + i);
-    int err = errno;
-    fprintf(stderr, "gcspy: run: %s: %s\n", argv[i],
-            err == ENOENT ? "command not found" : strerror(err));
-    return err == ENOENT ? 127 : 126;
+    return run_child(argv + i, quiet);
 
 env_fail:
     fprintf(stderr, "gcspy: run: cannot set the environment: %s\n", strerror(errno));

@@ -4,7 +4,7 @@
  * tests that build traces by hand both use these, so hand-built traces are
  * byte-for-byte what the shim writes. Parameters are the record's fields in
  * encoding order, named as in records.def:
- *   U S T UT U1    uint64_t (int64_t for S)
+ *   U S T UT U1 U2    uint64_t (int64_t for S)
  *   DT DA TB       uint64_t absolute time / address; hot records that have
  *                  them (class DELTA) take the buffer's state first, after p
  *   STR BYTES      const void *x, size_t x_len (NULL with 0: empty)
@@ -105,6 +105,7 @@ static inline uint8_t *gs_put_classes(uint8_t *p, const uint64_t *blocks, const 
 #define GS_ENC_PARAM_T(m) , uint64_t m
 #define GS_ENC_PARAM_UT(m) , uint64_t m
 #define GS_ENC_PARAM_U1(m) , uint64_t m
+#define GS_ENC_PARAM_U2(m) , uint64_t m
 #define GS_ENC_PARAM_DT(m) , uint64_t m
 #define GS_ENC_PARAM_DA(m) , uint64_t m
 #define GS_ENC_PARAM_TB(m) , uint64_t m
@@ -120,6 +121,7 @@ static inline uint8_t *gs_put_classes(uint8_t *p, const uint64_t *blocks, const 
 #define GS_ENC_PUT_T(m) p = gs_put_u(p, m);
 #define GS_ENC_PUT_UT(m) p = gs_put_u(p, m);
 #define GS_ENC_PUT_U1(m) p = gs_put_u(p, m);
+#define GS_ENC_PUT_U2(m) p = gs_put_u(p, m);
 #define GS_ENC_PUT_DT(m) p = gs_put_dt(p, st, m);
 #define GS_ENC_PUT_DA(m) p = gs_put_addr(p, st, m);
 #define GS_ENC_PUT_TB(m) st->t = m; st->a = 0; p = gs_put_u(p, m);
@@ -135,6 +137,7 @@ static inline uint8_t *gs_put_classes(uint8_t *p, const uint64_t *blocks, const 
 #define GS_ENC_MAX_T GS_VARINT_MAX
 #define GS_ENC_MAX_UT GS_VARINT_MAX
 #define GS_ENC_MAX_U1 GS_VARINT_MAX
+#define GS_ENC_MAX_U2 GS_VARINT_MAX
 #define GS_ENC_MAX_DT GS_VARINT_MAX
 #define GS_ENC_MAX_DA GS_VARINT_MAX
 #define GS_ENC_MAX_TB GS_VARINT_MAX

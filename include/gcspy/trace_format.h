@@ -53,7 +53,7 @@
 #define GS_TRACE_MAGIC      "GCSPYTRC"
 #define GS_TRACE_MAGIC_LEN  8
 #define GS_TRACE_MAJOR      1
-#define GS_TRACE_MINOR      1
+#define GS_TRACE_MINOR      2
 #define GS_FILE_HDR_SIZE    32u
 #define GS_FILE_F_ZSTD      0x1u
 

@@ -267,6 +267,15 @@ async function checkPage(spec) {
       `the summary says the trace is malformed, naming "${spec.malformed}" (${shown.join('; ') || 'nothing shown'})`);
   }
 
+  // ---- the leak badge: red "no leak scan" without a scan, neutral after
+  // an exec, never a green "0 bytes" for either ----
+  if (spec.leakBadge) {
+    const b = await page.$eval('#summary .badge', (e) => ({ cls: e.className, value: e.querySelector('.badge-value').textContent }));
+    const want = spec.leakBadge;
+    check(b.cls === want.cls && b.value === want.value,
+      `the leak badge is "${want.value}" (${want.cls}): got "${b.value}" (${b.cls})`);
+  }
+
   // ---- screenshots ----
   if (spec.shots) {
     mkdirSync(spec.shots, { recursive: true });

@@ -2,19 +2,28 @@
  * libFuzzer target: the whole offline path on a trace in memory, the way
  * `gcspy report` and `gcspy check` take it: gs_analyze_mem (reader, replay,
  * leak grouping, growth, pauses, fragmentation, and the history the HTML
- * page draws; no symbolizer: the fuzzer's addresses name no real files),
+ * page draws; a symbolizer that opens no file, gs_sym_new(0): the fuzzer's
+ * addresses name no real files, but the stacks are built as the CLI
+ * builds them, frames as module+offset),
  * then the text, JSON, JUnit and HTML reporters and the check gate's
  * verdict. Each input is fed the three ways
- * of fuzz_common.h. Besides the sanitizers' findings it checks that the
- * JSON reporter's output is valid UTF-8 without raw control characters,
- * whatever bytes the trace's strings hold, and aborts when it is not.
+ * of fuzz_common.h. Besides the sanitizers' findings it checks, whatever
+ * bytes the trace's strings hold, that the JSON reporter's output is valid
+ * UTF-8 without raw control characters, that the JUnit XML is too and holds
+ * neither U+FFFE nor U+FFFF (XML 1.0's characters), and that the text
+ * report holds nothing a terminal obeys (no C0 control but newline and tab,
+ * no DEL, no C1 control, raw or encoded); it aborts when one is not.
+ * A hang is a finding too: every run of the targets (make fuzz, the CI
+ * replay of tests/fuzz/regressions/) passes libFuzzer a -timeout.
  *
  * GCSPY_FUZZ_KNOWN (a comma-separated list in the environment) lets a long
  * run look past findings that are reported and wait for a fix (each kept in
  * tests/fuzz/regressions/, which CI replays without the list):
  *   json-utf8  the JSON check above is off;
  *   big-ids    inputs naming a stack or Python code id above 2^20 are not
- *              analysed (the replay indexes ids directly: gigabytes).
+ *              analysed (the replay once indexed both directly: gigabytes;
+ *              stack ids must now come in order, Python code ids live in
+ *              an id table, cli-pycode-sparse.trc).
  *
  * Build and run: `make fuzz` (tests/mk/reliability.mk).
  */
@@ -26,6 +35,7 @@
 
 #include "analyze.h"
 #include "check.h"
+#include "symbols.h"
 #include "trace_reader.h"
 #include "fuzz_common.h"
 #include "../reports/report.h"
@@ -62,7 +72,33 @@ static int json_text_ok(const uint8_t *s, size_t n)
     return 1;
 }
 
-static void report(const struct gs_reporter *rep, const struct gs_report_item *it, int check_json)
+/* What json_text_ok accepts, less U+FFFE and U+FFFF: XML 1.0's Char. */
+static int xml_text_ok(const uint8_t *s, size_t n)
+{
+    if (!json_text_ok(s, n))
+        return 0;
+    for (size_t i = 0; i + 2 < n; i++)
+        if (s[i] == 0xef && s[i + 1] == 0xbf && (s[i + 2] == 0xbe || s[i + 2] == 0xbf))
+            return 0;
+    return 1;
+}
+
+/* Nothing a terminal obeys: well-formed UTF-8 (json_text_ok, which lets
+ * carriage return pass: refused here) with no DEL and no C1 control
+ * (U+0080..U+009F: C2 80..C2 9F). */
+static int term_text_ok(const uint8_t *s, size_t n)
+{
+    if (!json_text_ok(s, n))
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (s[i] == '\r' || s[i] == 0x7f || (s[i] == 0xc2 && i + 1 < n && s[i + 1] <= 0x9f))
+            return 0;
+    return 1;
+}
+
+enum check { CHECK_NONE, CHECK_JSON, CHECK_XML, CHECK_TERM };
+
+static void report(const struct gs_reporter *rep, const struct gs_report_item *it, enum check check)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -78,7 +114,9 @@ static void report(const struct gs_reporter *rep, const struct gs_report_item *i
     static int skip_json = -1;
     if (skip_json < 0)
         skip_json = known("json-utf8");
-    if (check_json && !skip_json && !json_text_ok((const uint8_t *)buf, len))
+    const uint8_t *b = (const uint8_t *)buf;
+    if ((check == CHECK_JSON && !skip_json && !json_text_ok(b, len)) ||
+        (check == CHECK_XML && !xml_text_ok(b, len)) || (check == CHECK_TERM && !term_text_ok(b, len)))
         abort();
     free(buf);
 }
@@ -125,7 +163,10 @@ static void one(const uint8_t *d, size_t n)
     struct gs_report_item it;
     memset(&it, 0, sizeof it);
     it.trace = "fuzz.trace";
-    if (gs_analyze_mem(d, n, "fuzz.trace", &ao, NULL, &r, err, sizeof err)) {
+    struct gs_symbolizer *sym = gs_sym_new(0);
+    if (!sym)
+        return;
+    if (gs_analyze_mem(d, n, "fuzz.trace", &ao, sym, &r, err, sizeof err)) {
         it.error = err;
     } else {
         it.r = r;
@@ -135,14 +176,16 @@ static void one(const uint8_t *d, size_t n)
         static struct gs_verdict v; /* 9 KiB of text: off the stack */
         gs_check_eval(&lim, "fuzz.trace", r, NULL, &v);
         it.verdict = &v;
-        report(&gs_reporter_text, &it, 0);
-        report(&gs_reporter_json, &it, 1);
-        report(&gs_reporter_junit, &it, 0);
-        report(&gs_reporter_html, &it, 0);
+        report(&gs_reporter_text, &it, CHECK_TERM);
+        report(&gs_reporter_json, &it, CHECK_JSON);
+        report(&gs_reporter_junit, &it, CHECK_XML);
+        report(&gs_reporter_html, &it, CHECK_NONE);
         gs_result_free(r);
+        gs_sym_free(sym);
         return;
     }
-    report(&gs_reporter_json, &it, 1);
+    report(&gs_reporter_json, &it, CHECK_JSON);
+    gs_sym_free(sym);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

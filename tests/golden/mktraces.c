@@ -424,6 +424,43 @@ static void noend(struct gs_tb *tb)
         gs_tb_alloc(tb, (uint64_t)(k + 1) * MS, 1, 0x10000 + (uint64_t)k * 0x1000, 100, 1);
 }
 
+/* The start both exec scenarios share: a shell image allocating 100 and
+ * 200 bytes at site_a. */
+static void shell_image(struct gs_tb *tb, uint64_t pid, const char *argv, size_t argv_len)
+{
+    proc(tb, pid, 1, argv, argv_len, 0);
+    modules(tb, 1000);
+    gs_tb_stack(tb, 1, 0, site_a());
+    gs_tb_alloc(tb, 1 * MS, 1, 0x10000, 100, 1);
+    gs_tb_alloc(tb, 2 * MS, 1, 0x11000, 200, 1);
+}
+
+/* exec: a shell's image that allocates three blocks, frees one and execs
+ * /bin/true (EXEC last, no TRACE_END, as the shim leaves it): complete,
+ * ended by exec with no scan (leak_status "exec"), exit how "exec", the
+ * two blocks live then released by the exec (released_by_exec 300 bytes in
+ * 2 blocks), no group and nothing in the summary. */
+static void exec_end(struct gs_tb *tb)
+{
+    static const char argv[] = "sh\0-c\0true";
+    shell_image(tb, 120, argv, sizeof argv - 1);
+    gs_tb_alloc(tb, 3 * MS, 1, 0x12000, 400, 1);
+    gs_tb_free_rec(tb, 4 * MS, 0x12000);
+    gs_tb_sample(tb, 5 * MS, 1 << 20, 0, 0, 0, 0, 0, 0, 0);
+    gs_tb_exec(tb, 5 * MS, "/bin/true");
+}
+
+/* exec_failed: the same image whose exec failed (EXEC, then an allocation
+ * later in time) and which was then killed: no end, so incomplete, no scan
+ * (leak_status "no-scan"), the three live blocks not freed, no exit. */
+static void exec_failed(struct gs_tb *tb)
+{
+    static const char argv[] = "sh\0-c\0nosuchcommand";
+    shell_image(tb, 121, argv, sizeof argv - 1);
+    gs_tb_exec(tb, 3 * MS, "/usr/bin/nosuchcommand");
+    gs_tb_alloc(tb, 4 * MS, 1, 0x12000, 400, 1);
+}
+
 /* A lengthed record whose body is the n varints given (the caching
  * allocator's records have no builder call). */
 static void lengthed_u(struct gs_tb *tb, uint8_t type, int n, const uint64_t *v)
@@ -501,6 +538,7 @@ static const struct scenario scenarios[] = {
     { "growth_steady", growth_steady }, { "growth_time", growth_time }, { "pauses", pauses },
     { "frag", frag }, { "multi_parent", multi_parent }, { "multi_child", multi_child },
     { "python", python }, { "noend", noend }, { "torch", torch },
+    { "exec", exec_end }, { "exec_failed", exec_failed },
 };
 
 int main(int argc, char **argv)

@@ -55,8 +55,9 @@ expect 0 "$L" --fail-on reachable --max-leak-bytes 4196
 # growth
 expect 1 "$T/growth_leak.trace" --fail-on growth
 grep -q "1 growth suspect" "$T/out" || fail "growth verdict: $(head -1 "$T/out")"
-expect 0 "$T/growth_steady.trace" --fail-on growth
-expect 0 "$T/growth_leak.trace" --fail-on definite,indirect
+# (the growth traces hold no scan: --allow-no-scan, growth is the point here)
+expect 0 "$T/growth_steady.trace" --fail-on growth --allow-no-scan
+expect 0 "$T/growth_leak.trace" --fail-on definite,indirect --allow-no-scan
 expect 1 "$T/growth_time.trace" --fail-on all
 
 # Suppressions, LeakSanitizer's format: function, module, file, anchors.
@@ -77,7 +78,7 @@ printf 'leak:caller_main\n' >"$T/s6"                                # an outer f
 expect 0 "$L" --suppressions "$T/s6" --max-leak-bytes 200 --fail-on definite,indirect
 expect 1 "$L" --suppressions "$T/s6" --fail-on definite,indirect     # site_a leaks remain
 printf 'leak:site_a\n' >"$T/s7"
-expect 0 "$T/growth_leak.trace" --fail-on growth --suppressions "$T/s7"
+expect 0 "$T/growth_leak.trace" --fail-on growth --suppressions "$T/s7" --allow-no-scan
 # several files add up
 expect 0 "$L" --suppressions "$T/s1" --suppressions "$T/s6"
 # errors in suppression files
@@ -103,15 +104,19 @@ expect 2 "$T/text.trace"
 expect 2 "$L" "$T/missing.trace" --max-leak-bytes 1G --max-device-leak-bytes 1G  # error wins
 expect 0 "$L" --max-leak-bytes 1G --max-device-leak-bytes 1G
 
-# Incomplete traces are judged on what they hold, unless --require-complete.
-expect 0 "$T/noend.trace"
+# Incomplete traces are judged on what they hold, unless --require-complete;
+# noend holds no scan, which fails by default (nothing rules a leak out).
+expect 1 "$T/noend.trace"
+grep -q "; no leak scan in the trace (--allow-no-scan accepts it) \[incomplete trace: offset " "$T/out" ||
+  fail "no-scan verdict: $(head -1 "$T/out")"
+expect 0 "$T/noend.trace" --allow-no-scan
 grep -q "\[incomplete trace: offset " "$T/out" || fail "incomplete note"
 expect 2 "$T/noend.trace" --require-complete
-expect 1 "$T/noend.trace" --fail-on not-freed
+expect 1 "$T/noend.trace" --fail-on not-freed --allow-no-scan
 
 # Several traces: one verdict each; the worst status wins.
 expect 1 "$T/multi_parent.trace" "$T/multi_child.trace" "$T/growth_steady.trace" --json "$T/multi.json" \
-  --junit "$T/multi.xml"
+  --junit "$T/multi.xml" --allow-no-scan
 [ "$(grep -c '^FAIL ' "$T/out")" = 2 ] && [ "$(grep -c '^PASS ' "$T/out")" = 1 ] ||
   fail "multi verdicts: $(cat "$T/out")"
 # the child's inherited block is its parent's: only its own 10 bytes count

@@ -28,7 +28,8 @@ golden() { # NAME TRACE...
   fi
 }
 
-for s in leaks intervals growth_leak growth_steady growth_time pauses frag python noend torch; do
+for s in leaks intervals growth_leak growth_steady growth_time pauses frag python noend torch \
+         exec exec_failed; do
   golden "$s" "$T/$s.trace"
 done
 golden multi "$T/multi_parent.trace" "$T/multi_child.trace"
@@ -99,6 +100,40 @@ grep -q "PyTorch caching allocator" "$T/leaks.txt" && fail "caching allocator se
 [ "$(grep -c '^== process ' "$T/multi.txt")" = 2 ] || fail "multi: not two process sections"
 grep -q "== totals over 2 processes (2 complete)" "$T/multi.txt" || fail "multi: totals line"
 grep -q "inherited from the parent" "$T/multi.txt" || fail "multi: inherited group not marked"
+
+# A trace with no scan is no clean process: said in the text, failed by the
+# gate unless --allow-no-scan; a trace that ended by exec is a clean end
+# (its live blocks released by the exec), passed without a scan; an exec
+# that failed (events after it) is no end.
+"$G" report "$T/noend.trace" >"$T/noend.txt" 2>/dev/null || fail "noend text"
+grep -q "^   NO LEAK SCAN: the process ended without one" "$T/noend.txt" || fail "noend: no NO LEAK SCAN line"
+"$G" report "$T/exec.trace" >"$T/exec.txt" 2>"$T/exec.err" || fail "exec text"
+[ -s "$T/exec.err" ] && fail "exec: warning on stderr: $(head -1 "$T/exec.err")"
+grep -qxF "   ended by exec, a clean end with no leak scan: the exec released 300 bytes in 2 blocks; the new image's trace has the verdict" \
+  "$T/exec.txt" || fail "exec: released line"
+grep -q "INCOMPLETE\|NO LEAK SCAN\|not-freed:" "$T/exec.txt" && fail "exec: reported as incomplete, unscanned or not freed"
+grep -q "^   INCOMPLETE" <("$G" report "$T/exec_failed.trace" 2>/dev/null) || fail "exec_failed: not incomplete"
+chk() { # WANT-STATUS ARGS...
+  local want=$1; shift
+  "$G" check --no-symbols "$@" >"$T/chk.out" 2>/dev/null; local rc=$?
+  [ $rc = "$want" ] || fail "check $*: exit $rc, expected $want: $(head -1 "$T/chk.out")"
+}
+chk 1 "$T/noend.trace"
+grep -qF "; no leak scan in the trace (--allow-no-scan accepts it)" "$T/chk.out" || fail "noend verdict: $(head -1 "$T/chk.out")"
+chk 0 --allow-no-scan "$T/noend.trace"
+grep -qF "; no leak scan in the trace, allowed" "$T/chk.out" || fail "noend allowed verdict: $(head -1 "$T/chk.out")"
+chk 0 "$T/exec.trace"
+chk 1 "$T/exec_failed.trace"
+chk 0 "$T/leaks.trace" --max-leak-bytes 2M --max-device-leak-bytes 2M
+chk 1 "$T/noend.trace" "$T/exec.trace" --junit "$T/j.xml" --json "$T/v.json"
+grep -c '<failure type="gcspy.no-scan"' "$T/j.xml" | grep -qx 1 || fail "junit: not one gcspy.no-scan failure"
+$PY - "$T/v.json" <<'X' || fail "check --json: no-scan verdicts"
+import json, sys
+d = json.load(open(sys.argv[1]))
+v = [(p['leak_status'], p['verdict']['status'], p['verdict']['no_scan']) for p in d['processes']]
+assert v == [('no-scan', 'fail', True), ('exec', 'pass', False)], v
+assert d['totals']['no_scan'] == 1 and d['totals']['ended_by_exec'] == 1, d['totals']
+X
 
 [ $fails -eq 0 ] || { echo "$fails check(s) failed"; exit 1; }
 echo "analyzer golden: all checks passed"

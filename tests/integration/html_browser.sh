@@ -14,6 +14,10 @@
 #   malformed  a trace that frees a block that is not live (rel_mktraces
 #              semantic): its page is written all the same (exit 2) and
 #              says above the summary that it is malformed, and where
+#   noscan     a trace with no leak scan (analyzer_mktraces noend): the
+#              leak badge says "unknown: no leak scan" in red, not "0 bytes"
+#   exec       a trace that ended by exec (analyzer_mktraces exec): the leak
+#              badge says "ended by exec", neutral
 # Both: no console error, no failed request, no request at all beyond the
 # page. Screenshots of every section go to build/test-artifacts/html/.
 # Skipped (77) only when chromium or node is missing (playwright-core is
@@ -44,6 +48,10 @@ timeout 60 env LD_PRELOAD="$LIB" GCSPY_QUIET=1 GCSPY_OUTPUT="$T/planted.trace" \
 build/tests/programs/rel_mktraces semantic "$T/sem" >/dev/null || fail "rel_mktraces semantic"
 "$G" report --format html -o "$T/malformed.html" "$T/sem/free-unknown.trace" 2>/dev/null
 [ $? = 2 ] && [ -s "$T/malformed.html" ] || fail "report malformed: exit status 2 with the page written"
+# no scan (a killed process) and an exec: the leak badge says so
+mkdir -p "$T/mk" && build/tests/analyzer_mktraces "$T/mk" >/dev/null || fail "analyzer_mktraces"
+"$G" report --format html -o "$T/noscan.html" "$T/mk/noend.trace" 2>/dev/null || fail "report noscan"
+"$G" report --format html -o "$T/exec.html" "$T/mk/exec.trace" || fail "report exec"
 [ $fails = 0 ] || exit 1
 
 # line of the malloc call inside function $1 of planted.c
@@ -76,7 +84,9 @@ cat >"$T/specs.json" <<EOF
   "maps": [{"name": "host heap", "layers": 1}, {"name": "device 0", "layers": 2}], "devstate": 2,
   "colour": true},
  {"page": "$T/two.html", "processes": 2},
- {"page": "$T/malformed.html", "malformed": "FREE of 0x9000 that is not live"}
+ {"page": "$T/malformed.html", "malformed": "FREE of 0x9000 that is not live"},
+ {"page": "$T/noscan.html", "leakBadge": {"cls": "badge bad no-scan", "value": "unknown: no leak scan"}},
+ {"page": "$T/exec.html", "leakBadge": {"cls": "badge neutral exec", "value": "ended by exec"}}
 ]
 EOF
 node tests/browser/check_report.mjs "$T/specs.json"; rc=$?

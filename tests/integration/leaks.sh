@@ -36,13 +36,18 @@
 #   @only SEL CLASS size%K=0
 #                           every block of CLASS in the scans SEL selects has
 #                           a size that is a multiple of K
+#   @unreadable SEL BYTES   every scan SEL selects left exactly BYTES of
+#                           blocks unread (their pages were unreadable)
 #   @valgrind skip: REASON  no valgrind run for this case
 #   @valgrind expect definite=B indirect=B possible=B: REASON
 #                           valgrind's lost bytes differ from gcspy's for the
 #                           stated reason: require these instead
 #
-# SEL is [parent:|child:]TRIGGER[#n]: TRIGGER is exit, api, signal, periodic
-# or any; #n picks the n-th such scan; child: reads the trace of the forked
+# SEL is [parent:|child:]TRIGGER[#n][>LABEL]: TRIGGER is exit, api, signal,
+# periodic or any; #n picks the n-th such scan; >LABEL keeps only the scans
+# that began after the program's first gcspy_mark(LABEL) (a periodic scan
+# may fall between a case's allocation and its clobber_stack(), where the
+# block is rightly still reachable); child: reads the trace of the forked
 # child (process flags=0x1) instead of the original process's.
 #
 # Besides the directives, every scan must be consistent: its scan_end totals
@@ -79,7 +84,7 @@ def parse_header(path):
     if not m:
         raise CaseError('no opening comment')
     spec = dict(env={}, status=0, timeout=30, traces=1, mode=None, stderr_once=[],
-                scans=[], scan=[], block=[], only=[], valgrind=True, vg_reason='',
+                scans=[], scan=[], block=[], only=[], unreadable=[], valgrind=True, vg_reason='',
                 vg_expect=None)
     for line in m.group(1).splitlines():
         d = re.match(r'\s*\*?\s*@([\w-]+)\s*(.*?)\s*$', line)
@@ -117,6 +122,9 @@ def parse_header(path):
                 if cls not in CLASSES + ('absent',):
                     raise CaseError('@block: unknown class %r' % cls)
                 spec['block'].append((sel, int(size), int(count or 1), cls))
+        elif word == 'unreadable':
+            sel, n = rest.split()
+            spec['unreadable'].append((sel, int(n)))
         elif word == 'only':
             sel, cls, pred = rest.split()
             pm = re.fullmatch(r'size%(\d+)=0', pred)
@@ -169,21 +177,26 @@ class Trace:
         self.flags = None
         self.scans = {}
         self.alloc_sizes = {}
+        self.marks = {}
         order = []
         for line in out.stdout.splitlines():
             name, _, rest = line.partition(' ')
             if name not in ('process', 'scan_begin', 'scan_block', 'scan_end', 'alloc',
-                            'alloc_ex', 'realloc'):
+                            'alloc_ex', 'realloc', 'marker'):
                 continue
             r = {k: num(v) for k, v in KV.findall(rest)}
             if name == 'process':
                 self.flags = r['flags']
+            elif name == 'marker':
+                m = re.search(r'label="([^"]*)"', rest)
+                if m and m.group(1) not in self.marks:
+                    self.marks[m.group(1)] = r['t']
             elif name in ('alloc', 'alloc_ex', 'realloc'):
                 if r.get('fn') != 'inherited':
                     self.alloc_sizes[r['size']] = self.alloc_sizes.get(r['size'], 0) + 1
             elif name == 'scan_begin':
                 self.scans[r['id']] = dict(id=r['id'], trigger=r['trigger'], mode=r['mode'],
-                                           blocks=[], end=None)
+                                           t=r['t'], blocks=[], end=None)
                 order.append(r['id'])
             elif name == 'scan_block':
                 self.scans[r['id']]['blocks'].append((r['size'], r['class']))
@@ -192,20 +205,25 @@ class Trace:
         self.order = sorted(order)
         self.role = 'child' if self.flags and self.flags & 1 else 'parent'
 
-    def select(self, trigger, nth):
+    def select(self, trigger, nth, after=None):
         want = TRIGGERS[trigger]
         got = [self.scans[i] for i in self.order
                if want is None or self.scans[i]['trigger'] == want]
+        if after is not None:
+            if after not in self.marks:
+                raise CaseError('no gcspy_mark(%r) in the trace' % after)
+            got = [s for s in got if s['t'] > self.marks[after]]
         if nth is not None:
             return got[nth - 1:nth]
         return got
 
 
 def parse_sel(sel):
-    m = re.fullmatch(r'(?:(parent|child):)?(\w+)(?:#(\d+))?', sel)
+    m = re.fullmatch(r'(?:(parent|child):)?(\w+)(?:#(\d+))?(?:>(\w+))?', sel)
     if not m or m.group(2) not in TRIGGERS:
         raise CaseError('bad selector %r' % sel)
-    return m.group(1) or 'parent', m.group(2), int(m.group(3)) if m.group(3) else None
+    return (m.group(1) or 'parent', m.group(2), int(m.group(3)) if m.group(3) else None,
+            m.group(4))
 
 
 def totals(scan):
@@ -246,12 +264,12 @@ def check_scans(spec, traces, errs):
                 errs.append('%s scan %d: mode=%d, expected %d' % (t.role, i, s['mode'], spec['mode']))
 
     def scans_of(sel):
-        role, trig, nth = parse_sel(sel)
+        role, trig, nth, after = parse_sel(sel)
         t = by_role.get(role)
         if t is None:
             errs.append('%s: no %s trace' % (sel, role))
             return None, []
-        return t, t.select(trig, nth)
+        return t, t.select(trig, nth, after)
 
     for sel, n in spec['scans']:
         _, got = scans_of(sel)
@@ -292,6 +310,14 @@ def check_scans(spec, traces, errs):
             elif classes != [cls] * count:
                 errs.append('%s (scan %d): %d-byte blocks: %s, expected %d %s'
                             % (sel, s['id'], size, ','.join(classes) or 'none', count, cls))
+    for sel, n in spec['unreadable']:
+        _, got = scans_of(sel)
+        if not got:
+            errs.append('%s: no such scan' % sel)
+        for s in got:
+            u = (s['end'] or {}).get('unreadable', 0)
+            if u != n:
+                errs.append('%s (scan %d): unreadable=%d, expected %d' % (sel, s['id'], u, n))
     for sel, cls, k in spec['only']:
         _, got = scans_of(sel)
         for s in got:

@@ -5,9 +5,11 @@
 #                space and 60 s: `gcspy report` (text and JSON) writes its
 #                report and exits 0, or 2 for a malformed trace after one
 #                line naming the problem's offset; its JSON is valid UTF-8
-#                and JSON either way; `gcspy dump` exits 0 or 2,
-#                nothing crashes; then through both libFuzzer targets with
-#                every check on;
+#                and JSON either way; `gcspy report --format html` and
+#                `gcspy check` answer the same way (check: 0, 1 or 2);
+#                `gcspy dump` exits 0 or 2, nothing crashes or hangs; then
+#                through both libFuzzer targets with every check on and a
+#                time limit per input (-timeout: a hang is a finding);
 #   corpus       every seed in tests/fuzz/corpus/ dumps cleanly;
 #   short run    each target fuzzes for REL_FUZZ_SECONDS (12) from the seed
 #                corpus, with the findings listed in tests/fuzz/known.supp
@@ -50,6 +52,12 @@ PY
   else
     fail "regression $b: gcspy report --format json exit $rc"
   fi
+  timeout 60 "${LIM[@]}" "$GS_CLI" report --no-symbols --format html -o /dev/null "$f" 2>"$T/$b.herr"
+  rc=$?
+  ok_rc $rc "$T/$b.herr" || fail "regression $b: gcspy report --format html exit $rc within 512 MiB / 60 s"
+  timeout 60 "${LIM[@]}" "$GS_CLI" check --no-symbols "$f" >/dev/null 2>"$T/$b.cerr"
+  rc=$?
+  [ $rc -le 2 ] || fail "regression $b: gcspy check exit $rc within 512 MiB / 60 s"
   timeout 60 "$GS_CLI" dump "$f" >/dev/null 2>&1
   rc=$?
   [ $rc -le 2 ] || fail "regression $b: gcspy dump exit $rc"
@@ -69,7 +77,7 @@ if [ ! -x "$F/fuzz_reader" ] || [ ! -x "$F/fuzz_analyze" ]; then
   gs_done
 fi
 for t in fuzz_reader fuzz_analyze; do
-  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 timeout 300 "$F/$t" -rss_limit_mb=2048 \
+  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 timeout 300 "$F/$t" -rss_limit_mb=2048 -timeout=20 \
     tests/fuzz/regressions/* >"$T/$t.regr" 2>&1 ||
     fail "$t on the regression inputs: $(grep -aE -m2 'ERROR|SUMMARY|runtime error' "$T/$t.regr" | tr '\n' '|')"
 done

@@ -48,14 +48,18 @@ GCSPY_QUIET=1 GCSPY_OUTPUT=$GS_T/plainfile/x-%p.trace gs_run open_quiet "$S" 5 2
 same open_quiet "$SP" ""
 
 # exit: 8 KiB of trace allowed, the whole 28 KiB goes in the final flush.
-# Writes past the limit fail with EFBIG instead of killing the writer.
+# A write that would pass the limit is not made (EFBIG, no SIGXFSZ).
 trap '' XFSZ
 GCSPY_QUIET=0 gs_run exit prlimit --fsize=8192 "$S" 5 20000
 same exit "$SP" '^gcspy: writing trace .*/shim_stdio-[0-9]+\.trace failed: File too large; tracing stopped, the program runs on$'
 
 GCSPY_QUIET=0 gs_run run prlimit --fsize=8192 "$GS_PY" -c "$PYCODE"
 same run "$PP" '^gcspy: writing trace .*/python3[.0-9]*-[0-9]+\.trace failed: File too large; tracing stopped, the program runs on$'
-[ "$(stat -c %s "$GS_DIR"/python3*.trace)" -eq 8192 ] || fail "run: trace not cut at 8 KiB: $(ls -l "$GS_DIR")"
+# a chunk that would pass the limit is not written (no cut chunk): the
+# trace stops at its last whole chunk, within the 8 KiB
+[ "$(stat -c %s "$GS_DIR"/python3*.trace)" -le 8192 ] || fail "run: trace over 8 KiB: $(ls -l "$GS_DIR")"
+"$GS_CLI" report --no-symbols -o /dev/null "$GS_DIR"/python3*.trace 2>"$GS_DIR/rep" || fail "run: gcspy report: $(head -1 "$GS_DIR/rep")"
+grep -q 'truncated chunk' "$GS_DIR/rep" && fail "run: the trace ends in a cut chunk: $(head -1 "$GS_DIR/rep")"
 
 M=$GS_T/tiny
 mkdir -p "$M"

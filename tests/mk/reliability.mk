@@ -8,6 +8,8 @@
 #   build/tests/programs/rel_tracecount   exact replay checker for big traces
 #   build/tests/programs/rel_mktraces     hand-made traces: hostile strings,
 #                                   impossible content, big files
+#   build/tests/programs/rel_clitraces    crafted traces of the CLI's
+#                                   bounded-answer tests (rel_cli.sh)
 #   build/tests/fuzz/fuzz_reader    libFuzzer target: the trace reader
 #   build/tests/fuzz/fuzz_analyze   libFuzzer target: reader, replay, reports
 #
@@ -25,10 +27,12 @@
 REL_DIR      := $(BUILD)/tests/programs
 REL_CFLAGS   := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -pthread -Iinclude
 REL_SRCS     := $(filter-out tests/programs/rel_tracecount.c tests/programs/rel_mktraces.c \
-                  tests/programs/rel_static.c tests/programs/rel_setuid.c, \
+                  tests/programs/rel_static.c tests/programs/rel_setuid.c \
+                  tests/programs/rel_premalloc.c, \
                   $(wildcard tests/programs/rel_*.c))
 REL_PROGS    := $(REL_SRCS:tests/programs/%.c=$(REL_DIR)/%)
-REL_TOOLS    := $(REL_DIR)/rel_tracecount $(REL_DIR)/rel_mktraces
+REL_TOOLS    := $(REL_DIR)/rel_tracecount $(REL_DIR)/rel_mktraces $(REL_DIR)/rel_clitraces
+REL_PROGS    := $(filter-out $(REL_TOOLS),$(REL_PROGS))
 
 TEST_DEPS += $(REL_PROGS) $(REL_TOOLS) $(BUILD)/libgcspy.so $(BUILD)/gcspy
 
@@ -43,9 +47,20 @@ $(REL_DIR)/rel_mktraces: tests/programs/rel_mktraces.c $(BUILD)/obj/tests/suppor
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/support -o $@ $(filter %.c %.o,$^) -lzstd
 
+$(REL_DIR)/rel_clitraces: tests/programs/rel_clitraces.c $(BUILD)/obj/tests/support/trace_builder.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/support -o $@ $(filter %.c %.o,$^) -lzstd
+
 $(REL_DIR)/rel_tracecount: tests/programs/rel_tracecount.c $(BUILD)/obj/analyzer/trace_reader.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -O2 -o $@ $(filter %.c %.o,$^) -lzstd
+
+# rel_premalloc.so: a malloc of its own, preloaded before the shim.
+TEST_DEPS += $(REL_DIR)/rel_premalloc.so
+rel-programs: $(REL_DIR)/rel_premalloc.so
+$(REL_DIR)/rel_premalloc.so: tests/programs/rel_premalloc.c
+	@mkdir -p $(@D)
+	$(CC) $(REL_CFLAGS) -fPIC -shared -o $@ $<
 
 # rel_static: -static, so no loader and no LD_PRELOAD. rel_setuid: run
 # set-user-ID; rel_setuid_linked links the shim directly (absolute RUNPATH:
@@ -126,9 +141,10 @@ fuzz: $(if $(filter 1,$(HAVE_FUZZ)),$(FUZZ_TARGETS))
 	ls $(FUZZ_DIR)/crash-* $(FUZZ_DIR)/oom-* $(FUZZ_DIR)/timeout-* $(FUZZ_DIR)/leak-* 2>/dev/null; \
 	if [ $$found = 1 ]; then echo "make fuzz: findings above"; exit 1; fi; echo "make fuzz: no findings"
 
-# The regression inputs, replayed by each target with every check on.
+# The regression inputs, replayed by each target with every check on and
+# the same time limit per input as make fuzz (a hang is a finding).
 fuzz-regressions: $(if $(filter 1,$(HAVE_FUZZ)),$(FUZZ_TARGETS))
-	@for t in $(FUZZ_TARGETS); do UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $$t tests/fuzz/regressions/* || exit 1; done
+	@for t in $(FUZZ_TARGETS); do UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $$t -timeout=20 tests/fuzz/regressions/* || exit 1; done
 
 # ---- make asan ----
 # 1. The analyzer, the CLI and the unit tests built into build-asan/ with

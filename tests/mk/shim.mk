@@ -10,9 +10,11 @@
 SHIM_PROG_DIR    := $(BUILD)/tests/programs
 SHIM_PROG_CFLAGS := -std=gnu11 -O1 -g -fno-omit-frame-pointer $(WARN) -pthread
 SHIM_PROG_CXXFLAGS := -std=gnu++17 -O1 -g -fno-omit-frame-pointer $(WARN) -pthread
-SHIM_C_PROGS     := pairs families fork exec signals thread_exit dlopen threads stdio exits unwind
+SHIM_C_PROGS     := pairs families fork exec signals thread_exit dlopen threads stdio exits unwind \
+                    reopen dlsym_cuda
 SHIM_PROGS       := $(SHIM_C_PROGS:%=$(SHIM_PROG_DIR)/shim_%) $(SHIM_PROG_DIR)/shim_cxx \
-                    $(SHIM_PROG_DIR)/libshim_dlib.so
+                    $(SHIM_PROG_DIR)/libshim_dlib.so $(SHIM_PROG_DIR)/shim_dlsym \
+                    $(SHIM_PROG_DIR)/libshim_dlnext.so
 
 TEST_BINS += $(BUILD)/tests/unit_core
 TEST_DEPS += $(SHIM_PROGS) $(BUILD)/libgcspy.so $(BUILD)/gcspy
@@ -34,3 +36,14 @@ $(SHIM_PROG_DIR)/shim_cxx: tests/programs/shim_cxx.cpp
 $(SHIM_PROG_DIR)/libshim_dlib.so: tests/programs/shim_dlib.c
 	@mkdir -p $(@D)
 	$(CC) $(SHIM_PROG_CFLAGS) -fPIC -shared -o $@ $<
+
+# shim_dlsym links libshim_dlnext.so (found through RUNPATH $ORIGIN): its
+# RTLD_NEXT lookups must be resolved after it, in the global scope.
+$(SHIM_PROG_DIR)/libshim_dlnext.so: tests/programs/shim_dlnext.c
+	@mkdir -p $(@D)
+	$(CC) $(SHIM_PROG_CFLAGS) -fPIC -shared -o $@ $< -ldl
+
+$(SHIM_PROG_DIR)/shim_dlsym: tests/programs/shim_dlsym.c $(SHIM_PROG_DIR)/libshim_dlnext.so
+	@mkdir -p $(@D)
+	$(CC) $(SHIM_PROG_CFLAGS) -o $@ $< -L$(SHIM_PROG_DIR) -lshim_dlnext \
+	    -Wl,-rpath,'$$ORIGIN' -ldl

@@ -10,6 +10,7 @@
 #ifndef GCSPY_TESTS_LEAK_CASE_H
 #define GCSPY_TESTS_LEAK_CASE_H
 
+#include <stdlib.h>
 #include <string.h>
 
 static __attribute__((noinline, unused)) void clobber_stack(void)
@@ -17,6 +18,20 @@ static __attribute__((noinline, unused)) void clobber_stack(void)
     char buf[16384];
     memset(buf, 0, sizeof buf);
     __asm__ volatile("" : : "r"(buf) : "memory");
+}
+
+/* Allocates n bytes (filled with 1s) and fills 4 KiB of its own frame
+ * with copies of the only pointer to them, then returns: the pointer is
+ * left in dead stack below the caller (leak_exit_dead_frame,
+ * leak_main_dead_frame). */
+static __attribute__((noinline, unused)) void leak_into_dead_frame(size_t n)
+{
+    void **pad = __builtin_alloca(4096);
+    void *p = malloc(n);
+    memset(p, 1, n);
+    for (size_t i = 0; i < 4096 / sizeof *pad; i++)
+        pad[i] = p;
+    __asm__ volatile("" : : "r"(pad) : "memory");
 }
 
 #endif

@@ -88,6 +88,8 @@ static void put_field(const struct field *f)
         printf("u %s", m);
     else if (is(f->enc, "U1"))
         printf("(1.1) u %s", m);
+    else if (is(f->enc, "U2"))
+        printf("(1.2) u %s", m);
     else if (is(f->enc, "S"))
         printf("s %s", m);
     else if (is(f->enc, "T"))
@@ -160,7 +162,7 @@ static void dump_table(void)
     printf("| Record | Line |\n|---|---|\n");
     for (size_t i = 0; i < N(recs); i++) {
         const struct rec *r = &recs[i];
-        const char *after = "";
+        const char *after = "", *nz = "";
         printf("| %s | `%s", r->name, r->dump);
         for (size_t k = 0; k < r->nf; k++)
             if (is(r->f[k].enc, "T") || is(r->f[k].enc, "DT") || is(r->f[k].enc, "TB"))
@@ -175,8 +177,8 @@ static void dump_table(void)
                 printf(" %s=\"\"", f->key);
             else if (is(f->print, "SEGS"))
                 printf(" %s=0xVADDR+0xMEMSZ:rwx,...", f->key);
-            else if (is(f->print, "ENUMNZ"))
-                after = f->key;
+            else if (is(f->print, "ENUMNZ") || is(f->print, "DECNZ"))
+                nz = f->key;
             else if (is(f->print, "CLASSES"))
                 after = "CLASSES";
             else
@@ -189,8 +191,8 @@ static void dump_table(void)
             printf(", then ` pycode= line=` for a Python frame");
         else if (is(after, "CLASSES"))
             printf(", then ` CLASS_blocks= CLASS_bytes=` for each leak class");
-        else if (after[0])
-            printf(", then ` %s=` when it is not 0", after);
+        if (nz[0])
+            printf(", then ` %s=` when it is not 0", nz);
         printf(" |\n");
     }
 }

@@ -64,6 +64,7 @@ struct gs_tb_scan_end {
     uint64_t scan_id, t_start, t_stopped, t_marked, t_end, threads,
         bytes_scanned, blocks_visited, live_blocks, live_bytes;
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
+    uint64_t unreadable;
 };
 
 struct gs_tb *gs_tb_new(void);

@@ -21,6 +21,7 @@
 #include "check.h"
 #include "cli/cmdutil.h"
 #include "frag.h"
+#include "sitelog.h"
 #include "gcspy/codec.h"
 #include "model.h"
 #include "suppress.h"
@@ -1113,4 +1114,26 @@ Test(robust, random_but_valid_records_never_break_the_analysis)
     cr_assert_gt(snapshots, 0);
     cr_assert_gt(torch_peak, 0);
     gs_sym_free(sym);
+}
+
+/* More sites holding a value than half the sitelog's budget: thinning
+ * cannot make room, so the axis is dropped. It used to thin on every later
+ * entry, doubling the stride until it wrapped to 0 (a division by zero at
+ * the next entry; gs_sitelog_values looped for ever on the HTML path). */
+Test(sitelog, too_many_sites_drop_the_axis_instead_of_wrapping_the_stride)
+{
+    struct gs_cps steps;
+    memset(&steps, 0, sizeof steps);
+    struct gs_sitelog l;
+    gs_sitelog_init(&l, &steps, 1000);
+    const uint32_t n = GS_SITELOG_BUDGET + 64;
+    for (uint32_t si = 0; si < n; si++)
+        gs_sitelog_note(&l, GS_AXIS_STEP, si, 0, 1, 100.0 + si);
+    cr_assert_eq(l.failed, 0);
+    cr_assert_eq(l.ax[GS_AXIS_STEP].off, 1);
+    cr_assert_neq(l.ax[GS_AXIS_STEP].stride, 0);
+    double out[4];
+    gs_sitelog_values(&l, GS_AXIS_STEP, 7, 4, out);
+    cr_assert_eq(out[0], 0.0);
+    gs_sitelog_free(&l);
 }

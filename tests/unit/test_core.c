@@ -745,6 +745,7 @@ static void stderr_capture(struct captured *c)
     cr_assert_geq(c->fd, 0);
     c->saved = dup(2);
     dup2(c->fd, 2);
+    gs_log_bind(); /* gcspy writes only to the stderr it was given */
 }
 
 /* Restores stderr; what was written is in buf (NUL-ended); returns its length. */
@@ -752,6 +753,7 @@ static ssize_t stderr_release(struct captured *c, char *buf, size_t len)
 {
     dup2(c->saved, 2);
     close(c->saved);
+    gs_log_bind();
     ssize_t n = pread(c->fd, buf, len - 1, 0);
     close(c->fd);
     unlink(c->path);
@@ -776,14 +778,17 @@ Test(core, bad_option_values_keep_defaults)
     make_env("opt.trace", extra);
     char err[1024];
     cr_assert_eq(early_init_captured(err, sizeof err), 0);
-    /* one line per bad value, in options.def order; a clamped value is not bad */
+    /* one line per bad value, in options.def order, then one per value
+     * outside its range (GS_OPT_RANGE) */
     cr_assert_str_eq(err, "gcspy: ignoring GCSPY_UNWIND=magic: not a valid value (default fp)\n"
-                          "gcspy: ignoring GCSPY_DEPTH=lots: not a valid value (default 64)\n");
+                          "gcspy: ignoring GCSPY_DEPTH=lots: not a valid value (default 64)\n"
+                          "gcspy: ignoring GCSPY_FLUSH_MS=1: not a valid value (10 to 3600000; "
+                          "default 100)\n");
     cr_assert_eq(gs_core_start(), 0);
     gs_opt.quiet = 1; /* no exit summary on the test's stderr */
     cr_assert_eq(gs_opt.depth, 64);
     cr_assert_eq(gs_opt.unwind, GS_UNWIND_FP);
-    cr_assert_eq(gs_opt.flush_ms, 10, "flush interval below the 10 ms floor");
+    cr_assert_eq(gs_opt.flush_ms, 100, "flush interval below the 10 ms floor: the default");
     struct trace t = finish(0);
     cr_assert_eq(only(&t, GS_REC_PROCESS_START)->u.proc.depth, 64);
 }

@@ -1140,3 +1140,56 @@ Test(reader, random_damage_is_always_reported)
     free(d);
     gs_tb_free(tb);
 }
+
+/* gs_reader_seek_last_chunk: from the first record, straight to the last
+ * whole chunk (a cut one after it is not "whole"); the records read then
+ * are that chunk's and no other; memory input and a trace already at its
+ * last chunk stay where they are. */
+Test(reader, seek_last_chunk_reads_only_the_last_whole_chunk)
+{
+    struct gs_tb *tb = gs_tb_new();
+    gs_tb_set_chunk_limit(tb, 4096);
+    for (int i = 0; i < 5000; i++)
+        gs_tb_alloc(tb, 10 * (uint64_t)i, 0, 0x10000 + 64 * (uint64_t)i, 32, 0);
+    gs_tb_flush_chunk(tb);
+    gs_tb_trace_end(tb, 60000, 5000, 0, 5000 * 32, 5000, 5000 * 32);
+    gs_tb_flush_chunk(tb);
+    size_t len, chunks = gs_tb_chunks(tb);
+    uint8_t *data = gs_tb_data(tb, &len);
+    cr_assert_gt(chunks, 3);
+    char path[] = "/tmp/gcspy-test-reader-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    /* the whole trace, then the first 10 bytes of a chunk header (cut) */
+    cr_assert_eq(write(fd, data, len), (ssize_t)len);
+    cr_assert_eq(write(fd, "GSCK\0\0\0\0\0\0", 10), 10);
+    close(fd);
+
+    struct gs_reader *r = gs_reader_open(path, err, sizeof err);
+    cr_assert_not_null(r, "%s", err);
+    struct gs_record rec;
+    cr_assert_eq(gs_reader_next(r, &rec), GS_READ_OK);
+    cr_assert_eq(gs_reader_seek_last_chunk(r), 1);
+    int n = 0, ends = 0;
+    while (gs_reader_next(r, &rec) == GS_READ_OK) {
+        n++;
+        ends += rec.type == GS_REC_TRACE_END;
+        cr_assert_eq(rec.chunk, chunks - 1, "record of chunk %u", rec.chunk);
+    }
+    cr_assert_eq(ends, 1);
+    cr_assert_eq(n, 2); /* TIMEBASE and TRACE_END */
+    cr_assert(gs_reader_cut(r), "%s", gs_reader_error(r));
+    gs_reader_close(r);
+
+    /* at the last chunk already: no move */
+    r = gs_reader_open(path, err, sizeof err);
+    cr_assert_eq(gs_reader_seek_last_chunk(r), 1);
+    cr_assert_eq(gs_reader_seek_last_chunk(r), 0);
+    gs_reader_close(r);
+    /* memory input: no move */
+    r = open_data(data, len);
+    cr_assert_eq(gs_reader_seek_last_chunk(r), 0);
+    gs_reader_close(r);
+    unlink(path);
+    gs_tb_free(tb);
+}

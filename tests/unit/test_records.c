@@ -119,6 +119,7 @@ static void finish(struct read rd, uint8_t type)
 #define VAL_T VAL_NUM
 #define VAL_UT VAL_NUM
 #define VAL_U1 VAL_NUM
+#define VAL_U2 VAL_NUM
 #define VAL_DT VAL_NUM
 #define VAL_DA VAL_NUM
 #define VAL_TB VAL_NUM
@@ -142,6 +143,7 @@ static void finish(struct read rd, uint8_t type)
 #define ARG_T ARG_U
 #define ARG_UT ARG_U
 #define ARG_U1 ARG_U
+#define ARG_U2 ARG_U
 #define ARG_DT ARG_U
 #define ARG_DA ARG_U
 #define ARG_TB ARG_U
@@ -156,6 +158,7 @@ static void finish(struct read rd, uint8_t type)
 #define ROOM_T ROOM_U
 #define ROOM_UT ROOM_U
 #define ROOM_U1 ROOM_U
+#define ROOM_U2 ROOM_U
 #define ROOM_DT ROOM_U
 #define ROOM_DA ROOM_U
 #define ROOM_TB ROOM_U
@@ -169,6 +172,7 @@ static void finish(struct read rd, uint8_t type)
 #define CHECK_U(x, m) cr_assert_eq(rec.u.x.m, v_##m, #m ": %" PRIu64 " read back as %" PRIu64, \
                                    (uint64_t)v_##m, (uint64_t)rec.u.x.m);
 #define CHECK_U1 CHECK_U
+#define CHECK_U2 CHECK_U
 #define CHECK_DA CHECK_U
 #define CHECK_S CHECK_U
 #define CHECK_UT(x, m) CHECK_U(x, m) cr_assert_eq(rec.t, v_##m);
@@ -196,6 +200,7 @@ static void finish(struct read rd, uint8_t type)
 #define FREE_T FREE_U
 #define FREE_UT FREE_U
 #define FREE_U1 FREE_U
+#define FREE_U2 FREE_U
 #define FREE_DT FREE_U
 #define FREE_DA FREE_U
 #define FREE_TB FREE_U
@@ -286,12 +291,14 @@ Test(records, encoders_write_the_documented_bytes)
                                       0x00, 0x10, 0x04, 0x80, 0x20, 0x80, 0x01, 0x05 };
     bytes_are(b, e, module, sizeof module);
 
-    /* SCAN_END 1: times 1..4, 2 threads, then the class pairs 1, 64 / 0 ... */
+    /* SCAN_END 1: times 1..4, 2 threads, then the class pairs 1, 64 / 0 ...,
+     * then (1.2) 8192 bytes unreadable */
     const uint64_t blocks[GS_CLASS__N] = { 1, 0, 0, 2 }, bytes[GS_CLASS__N] = { 64, 0, 0, 300 };
-    e = gs_rec_scan_end(b, 1, 1, 2, 3, 4, 2, 4096, 10, 3, 364, blocks, bytes);
-    static const uint8_t scan_end[] = { 0x2d, 0x95, 0x80, 0x00, 0x01, 0x01, 0x02, 0x03, 0x04,
+    e = gs_rec_scan_end(b, 1, 1, 2, 3, 4, 2, 4096, 10, 3, 364, blocks, bytes, 8192);
+    static const uint8_t scan_end[] = { 0x2d, 0x97, 0x80, 0x00, 0x01, 0x01, 0x02, 0x03, 0x04,
                                         0x02, 0x80, 0x20, 0x0a, 0x03, 0xec, 0x02,
-                                        0x01, 0x40, 0x00, 0x00, 0x00, 0x00, 0x02, 0xac, 0x02 };
+                                        0x01, 0x40, 0x00, 0x00, 0x00, 0x00, 0x02, 0xac, 0x02,
+                                        0x80, 0x40 };
     bytes_are(b, e, scan_end, sizeof scan_end);
 }
 

@@ -40,6 +40,30 @@ function badge(label, value, bad, detail) {
     detail ? GS.el('div', { class: 'badge-detail' }, detail) : null);
 }
 
+// The leak badge. Without a scan nothing rules a leak out: the badge says
+// so in red, never a green "0 bytes"; a trace that ended by exec had no
+// leak verdict to give (the new image's trace has it) and is shown neutral.
+function leakBadge(p, di, blocks) {
+  var nf = p.summary['not-freed'].total;
+  if (p.leak_status === 'no-scan') {
+    return GS.el('div', { class: 'badge bad no-scan' },
+      GS.el('div', { class: 'badge-label' }, 'leaked (definite + indirect)'),
+      GS.el('div', { class: 'badge-value' }, 'unknown: no leak scan'),
+      GS.el('div', { class: 'badge-detail' }, 'the process ended without one (killed, _exit, or the scan was skipped or off); ' +
+        GS.fmtBytes(nf.bytes) + ' in ' + GS.fmtCount(nf.blocks) + ' blocks not freed'));
+  }
+  if (p.leak_status === 'exec') {
+    var rel = p.released_by_exec || { bytes: 0, blocks: 0 };
+    return GS.el('div', { class: 'badge neutral exec' },
+      GS.el('div', { class: 'badge-label' }, 'leaked (definite + indirect)'),
+      GS.el('div', { class: 'badge-value' }, 'ended by exec'),
+      GS.el('div', { class: 'badge-detail' }, 'a clean end with no scan: the exec released ' + GS.fmtBytes(rel.bytes) + ' in ' +
+        GS.fmtCount(rel.blocks) + ' blocks; the new image\'s trace has the verdict'));
+  }
+  return badge('leaked (definite + indirect)', GS.fmtBytes(di), blocks > 0,
+    GS.fmtCount(blocks) + ' blocks; possible ' + GS.fmtBytes(p.summary.possible.total.bytes));
+}
+
 function facts(p) {
   var rows = [];
   var add = function (k, v) { if (v !== null && v !== undefined && v !== '') rows.push(GS.el('tr', null, GS.el('th', null, k), GS.el('td', null, v))); };
@@ -63,6 +87,8 @@ function facts(p) {
   var pk = p.peak || {};
   add('peak live', GS.kinds.filter(function (k) { return pk[k]; }).map(function (k) { return k + ' ' + GS.fmtBytes(pk[k]); }).join(', ') +
     (pk.rss ? '; RSS ' + GS.fmtBytes(pk.rss) : ''));
+  if (p.leak_status === 'no-scan') add('leak classes from', 'no leak scan: nothing rules a leak out');
+  if (p.leak_status === 'exec') add('leak classes from', 'no scan: the process ended by exec');
   if (p.last_scan) add('leak classes from', 'scan ' + p.last_scan.id + ' (' + p.last_scan.trigger + ', ' + p.last_scan.mode + ') at ' + GS.fmtNs(p.last_scan.t_start_ns));
   add('gcspy', p.gcspy_version);
   return GS.el('table', { class: 'facts' }, GS.el('tbody', null, rows));
@@ -79,8 +105,7 @@ GS.renderSummary = function (body, doc, p, ctx) {
   var wf = GS.worstFrag(p);
   var pz = p.pauses;
   var badges = GS.el('div', { class: 'badges' },
-    badge('leaked (definite + indirect)', GS.fmtBytes(di), blocks > 0,
-      GS.fmtCount(blocks) + ' blocks; possible ' + GS.fmtBytes(s.possible.total.bytes)),
+    leakBadge(p, di, blocks),
     badge('growth suspects', String(suspects.length), suspects.length > 0,
       suspects.length ? 'largest: ' + GS.fmtBytes(Math.round(suspects[0].rate)) + (suspects[0].unit === 'bytes/step' ? ' per step' : ' per s') : 'none'),
     badge('worst fragmentation', GS.fmtPct(wf.ratio), wf.ratio > 0.5, wf.where),
@@ -107,7 +132,9 @@ GS.renderSummary = function (body, doc, p, ctx) {
       var qs = q.summary;
       return GS.el('tr', { class: i === ctx.index ? 'current' : null },
         GS.el('td', null, GS.el('a', { href: '#summary', on: { click: function (e) { e.preventDefault(); ctx.select(i); } } }, GS.procName(q, i))),
-        GS.el('td', { class: 'num' }, GS.fmtBytes(qs.definite.total.bytes + qs.indirect.total.bytes)),
+        GS.el('td', { class: 'num' + (q.leak_status === 'no-scan' ? ' no-scan' : '') },
+          q.leak_status === 'no-scan' ? 'no leak scan' : q.leak_status === 'exec' ? 'ended by exec'
+            : GS.fmtBytes(qs.definite.total.bytes + qs.indirect.total.bytes)),
         GS.el('td', { class: 'num' }, String((q.growth.suspects || []).length)),
         GS.el('td', { class: 'num' }, GS.fmtNs(q.duration_ns)),
         GS.el('td', null, q.malformed ? 'malformed' : q.complete ? 'complete' : 'incomplete'));
@@ -116,7 +143,9 @@ GS.renderSummary = function (body, doc, p, ctx) {
       GS.el('thead', null, GS.el('tr', null, ['process', 'leaked', 'growth suspects', 'duration', 'trace'].map(function (h) { return GS.el('th', null, h); }))),
       GS.el('tbody', null, rows)));
     body.appendChild(GS.el('p', null, 'All processes: ' + GS.fmtBytes(t.summary.definite.total.bytes + t.summary.indirect.total.bytes) +
-      ' leaked (definite + indirect, inherited blocks counted once), ' + t.growth_suspects + ' growth suspects, ' +
+      ' leaked (definite + indirect, inherited blocks counted once)' +
+      (t.no_scan ? ', ' + t.no_scan + (t.no_scan === 1 ? ' process' : ' processes') + ' with no leak scan' : '') +
+      ', ' + t.growth_suspects + ' growth suspects, ' +
       GS.fmtCount(t.pauses) + ' pauses, ' + GS.fmtCount(t.allocs) + ' allocations.'));
   }
   if (doc.symbol_problems && doc.symbol_problems.length) {

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# How a process under the shim starts and ends (tests/programs/rel_endings.c,
+# rel_premalloc.c; issue 15, items 3, 9 and 12): programs that end without
+# exit(), a scan signal a fault would use, bad option values, an allocator
+# preloaded before gcspy.
+#   pthread_exit, worker, rawexit, seccomp
+#            main ends with pthread_exit() (alone, or leaving a worker that
+#            ends 200 ms later) or with a raw SYS_exit (7; 0 after seccomp
+#            strict mode): the process ends with the status it has without
+#            gcspy (0, 0, 7, 0), within the 10 s the run is given (it used
+#            to live on for gcspy's writer: 137 when killed), and its trace
+#            is complete with exactly the program's 100 allocations and 60
+#            frees of 4000..4099 bytes and its exit status.
+#   segv     GCSPY_SCAN_SIGNAL=11 is refused with one line naming it, and a
+#            program that faults dies of SIGSEGV (139) as without gcspy
+#            (it used to spin in the scan handler for ever); SIGBUS, SIGFPE,
+#            SIGILL, SIGABRT, SIGTRAP, SIGSYS, SIGKILL and SIGSTOP too.
+#   options  GCSPY_DEPTH=0 and 257, GCSPY_SCAN_MODE=xyz, GCSPY_FLUSH_MS=5,
+#            GCSPY_SCAN_SIGNAL=65: one line each, the default kept (the
+#            trace's depth is 64), the program unaffected.
+#   premalloc  LD_PRELOAD=rel_premalloc.so:libgcspy.so (a malloc of its own,
+#            as jemalloc or LeakSanitizer first): one line naming it, the
+#            status unchanged (it used to say nothing and record 0
+#            allocations); in the other order no line and all 100
+#            allocations traced; liblsan.so.0 first, where installed, also
+#            named in one line; python3 (whose executable holds a PLT
+#            entry for malloc) gets no such line.
+# The runs are killed with SIGKILL at their deadline: a process kept alive
+# by gcspy's writer cannot be ended with SIGTERM (the writer blocks it).
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+. tests/lib.sh
+gs_init rel_life
+gs_need rel_endings rel_tracecount rel_premalloc.so
+P=$GS_PROGS/rel_endings
+COUNT=$GS_PROGS/rel_tracecount
+kv() { sed -n "s/^$2=//p" "$1" | head -1; }
+
+for m in pthread_exit:0 worker:0 rawexit:7 seccomp:0; do
+  mode=${m%:*} want=${m#*:}
+  plain=$( { timeout -s KILL 10 "$P" "$mode"; echo $?; } 2>/dev/null)
+  [ "$plain" = "$want" ] || fail "$mode: status $plain without gcspy, expected $want"
+  start=$(date +%s%N)
+  GCSPY_QUIET=0 GS_TIMEOUT=10 gs_run_here "$mode" "$P" "$mode"
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  [ "$GS_RC" = "$want" ] || { fail "$mode: status $GS_RC under gcspy, $want without (137: still alive after 10 s)"; continue; }
+  "$COUNT" --size 4000 4099 "$(gs_traces)" >"$GS_DIR/c" 2>&1 ||
+    fail "$mode: trace check: $(grep -m4 -E '^error|complete' "$GS_DIR/c" | tr '\n' ';')"
+  [ "$(kv "$GS_DIR/c" sel_allocs)/$(kv "$GS_DIR/c" sel_frees)" = 100/60 ] ||
+    fail "$mode: $(kv "$GS_DIR/c" sel_allocs) allocations and $(kv "$GS_DIR/c" sel_frees) frees in the trace, expected 100 and 60"
+  st=$("$GS_CLI" dump "$(gs_traces)" | sed -n 's/^exit .*status=\([0-9-]*\).*/\1/p')
+  [ "$st" = "$want" ] || fail "$mode: the trace's exit status is '$st', expected $want"
+  grep -v '^gcspy: \(pid\|trace\)' "$GS_DIR/err" | grep -q . && fail "$mode: stderr: $(head -3 "$GS_DIR/err" | tr '\n' '|')"
+  echo "figure: $mode ended with status $GS_RC in $ms ms under gcspy"
+done
+
+for sig in 11 7 8 4 6 5 31 9 19; do
+  GCSPY_SCAN_SIGNAL=$sig GCSPY_QUIET=0 GS_TIMEOUT=10 gs_run_here "segv$sig" "$P" segv
+  [ "$GS_RC" = 139 ] || fail "GCSPY_SCAN_SIGNAL=$sig: a faulting program ended with $GS_RC, expected 139 (SIGSEGV)"
+  grep -qx "gcspy: ignoring GCSPY_SCAN_SIGNAL=$sig: signal $sig is the program's own (a fault, abort, SIGKILL or SIGSTOP); no scan signal" "$GS_DIR/err" ||
+    fail "GCSPY_SCAN_SIGNAL=$sig: no refusal line: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
+done
+GCSPY_SCAN_SIGNAL=12 GCSPY_QUIET=0 GS_TIMEOUT=10 gs_run_here segv12 "$P" segv
+[ "$GS_RC" = 139 ] || fail "GCSPY_SCAN_SIGNAL=12: status $GS_RC, expected 139"
+grep -q 'ignoring' "$GS_DIR/err" && fail "GCSPY_SCAN_SIGNAL=12 refused: $(head -1 "$GS_DIR/err")"
+
+GCSPY_DEPTH=0 GCSPY_SCAN_MODE=xyz GCSPY_FLUSH_MS=5 GCSPY_SCAN_SIGNAL=65 GCSPY_QUIET=0 GS_TIMEOUT=10 \
+  gs_run_here options "$P" rawexit
+[ "$GS_RC" = 7 ] || fail "options: status $GS_RC, expected 7"
+grep '^gcspy: ignoring' "$GS_DIR/err" >"$GS_DIR/lines"
+cat >"$GS_DIR/want" <<'W'
+gcspy: ignoring GCSPY_DEPTH=0: not a valid value (1 to 256; default 64)
+gcspy: ignoring GCSPY_FLUSH_MS=5: not a valid value (10 to 3600000; default 100)
+gcspy: ignoring GCSPY_SCAN_SIGNAL=65: not a valid value (0 to 64; default 0)
+gcspy: ignoring GCSPY_SCAN_MODE=xyz: not a valid value (one of stw|fork; default stw)
+W
+diff "$GS_DIR/want" "$GS_DIR/lines" >/dev/null || fail "options: refusal lines: $(tr '\n' '|' <"$GS_DIR/lines")"
+depth=$("$GS_CLI" dump "$(gs_traces)" | sed -n 's/^process .* depth=\([0-9]*\).*/\1/p')
+[ "$depth" = 64 ] || fail "options: GCSPY_DEPTH=0 gave depth '$depth', expected the default 64"
+GCSPY_DEPTH=257 GCSPY_QUIET=0 GS_TIMEOUT=10 gs_run_here depth257 "$P" rawexit
+grep -qx 'gcspy: ignoring GCSPY_DEPTH=257: not a valid value (1 to 256; default 64)' "$GS_DIR/err" ||
+  fail "GCSPY_DEPTH=257 accepted: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
+
+PRE=$GS_PROGS/rel_premalloc.so
+line="gcspy: malloc is $PRE's, not gcspy's (it was loaded before libgcspy.so): no allocation reaches gcspy; put libgcspy.so first in LD_PRELOAD"
+GS_PRELOAD="$PRE:$GS_LIB" GCSPY_QUIET=0 gs_run_here premalloc_first "$P" exit
+[ "$GS_RC" = 0 ] || fail "premalloc first: status $GS_RC, expected 0"
+[ "$(grep -c 'not gcspy' "$GS_DIR/err")" = 1 ] && grep -qxF "$line" "$GS_DIR/err" ||
+  fail "premalloc first: expected the line naming it: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
+GS_PRELOAD="$GS_LIB:$PRE" GCSPY_QUIET=0 gs_run_here premalloc_second "$P" exit
+[ "$GS_RC" = 0 ] || fail "premalloc second: status $GS_RC, expected 0"
+grep -q 'not gcspy' "$GS_DIR/err" && fail "premalloc second: $(grep 'not gcspy' "$GS_DIR/err")"
+"$COUNT" --size 4000 4099 "$(gs_traces)" >"$GS_DIR/c" 2>&1 || fail "premalloc second: trace check"
+[ "$(kv "$GS_DIR/c" sel_allocs)" = 100 ] || fail "premalloc second: $(kv "$GS_DIR/c" sel_allocs) allocations traced, expected 100"
+# python3 takes malloc's address: dlsym(RTLD_DEFAULT) names its PLT entry,
+# which is no allocator of its own
+env LD_PRELOAD="$GS_LIB" GCSPY_OUTPUT="$GS_T/py-%p.trace" GCSPY_QUIET=0 "$GS_PY" -c 'pass' 2>"$GS_T/py.err" ||
+  fail "python3 under gcspy: status $?"
+grep -q 'not gcspy' "$GS_T/py.err" && fail "python3: $(grep 'not gcspy' "$GS_T/py.err")"
+LSAN=$(ls /usr/lib/x86_64-linux-gnu/liblsan.so.0 2>/dev/null)
+if [ -n "$LSAN" ]; then
+  LSAN_OPTIONS=detect_leaks=0 GS_PRELOAD="$LSAN:$GS_LIB" GCSPY_QUIET=0 gs_run_here lsan_first "$P" exit
+  [ "$GS_RC" = 0 ] || fail "liblsan first: status $GS_RC, expected 0"
+  grep -qxF "gcspy: malloc is $LSAN's, not gcspy's (it was loaded before libgcspy.so): no allocation reaches gcspy; put libgcspy.so first in LD_PRELOAD" "$GS_DIR/err" ||
+    fail "liblsan first: no line naming it: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
+else
+  echo "liblsan.so.0 not installed: the LeakSanitizer case is not run"
+fi
+gs_done
