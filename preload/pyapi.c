@@ -13,21 +13,32 @@ int (*gs_py_finalizing)(void);
 int (*gs_py_pending)(int (*)(void *), void *);
 PyObject *(*gs_py_getattr)(PyObject *, const char *);
 PyObject *(*gs_py_dict_get)(PyObject *, const char *);
-void (*gs_py_dealloc)(PyObject *);
+void (*gs_py_incref)(PyObject *);
+void (*gs_py_decref_fn)(PyObject *);
 PyObject *(*gs_py_call1)(PyObject *, PyObject *);
 void (*gs_py_err_clear)(void);
 
+/* 3.10 has PyObject_CallOneArg as an inline function only. */
+static PyObject *(*p_call_objargs)(PyObject *, ...);
+static PyObject *call1_objargs(PyObject *f, PyObject *a)
+{
+    return p_call_objargs(f, a, NULL);
+}
+
 int gs_pyapi_resolve(void)
 {
+    if (!GS_PY_SYM(gs_py_call1, "PyObject_CallOneArg") &&
+        GS_PY_SYM(p_call_objargs, "PyObject_CallFunctionObjArgs"))
+        gs_py_call1 = call1_objargs;
     if (!GS_PY_SYM(gs_py_utf8, "PyUnicode_AsUTF8AndSize") ||
         !GS_PY_SYM(gs_py_initialized, "Py_IsInitialized") ||
-        !GS_PY_SYM(gs_py_finalizing, "_Py_IsFinalizing") ||
+        (!GS_PY_SYM(gs_py_finalizing, "Py_IsFinalizing") &&
+         !GS_PY_SYM(gs_py_finalizing, "_Py_IsFinalizing")) ||
         !GS_PY_SYM(gs_py_pending, "Py_AddPendingCall") ||
         !GS_PY_SYM(gs_py_getattr, "PyObject_GetAttrString") ||
         !GS_PY_SYM(gs_py_dict_get, "PyDict_GetItemString") ||
-        !GS_PY_SYM(gs_py_dealloc, "_Py_Dealloc") ||
-        !GS_PY_SYM(gs_py_call1, "PyObject_CallOneArg") ||
-        !GS_PY_SYM(gs_py_err_clear, "PyErr_Clear"))
+        !GS_PY_SYM(gs_py_incref, "Py_IncRef") || !GS_PY_SYM(gs_py_decref_fn, "Py_DecRef") ||
+        !gs_py_call1 || !GS_PY_SYM(gs_py_err_clear, "PyErr_Clear"))
         return -1;
     return 0;
 }

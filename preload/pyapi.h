@@ -22,21 +22,27 @@ extern int (*gs_py_finalizing)(void);
 extern int (*gs_py_pending)(int (*)(void *), void *);
 extern PyObject *(*gs_py_getattr)(PyObject *, const char *);
 extern PyObject *(*gs_py_dict_get)(PyObject *, const char *);
-extern void (*gs_py_dealloc)(PyObject *);
+extern void (*gs_py_incref)(PyObject *);
+extern void (*gs_py_decref_fn)(PyObject *);
 extern PyObject *(*gs_py_call1)(PyObject *, PyObject *);
 extern void (*gs_py_err_clear)(void);
 
-/* Finds the functions above: 0, or -1 when one is missing. */
+/* Finds the functions above: 0, or -1 when one is missing. Where a
+ * function was renamed across 3.10-3.14 (3.13's Py_IsFinalizing) or is
+ * missing from one (3.10 exports no PyObject_CallOneArg), the other name or
+ * an equivalent is taken. */
 int gs_pyapi_resolve(void);
 
 /* One interpreter symbol into var, by name; true when found. */
 #define GS_PY_SYM(var, name) (var = (__typeof__(var))gs_elf_find(name))
 
-/* Py_DECREF without the symbol it would link against. */
+/* Py_DECREF through the interpreter's own Py_DecRef: reference counts
+ * are counted differently across versions (3.12's immortal objects), so
+ * they are never touched here directly. NULL is allowed. */
 static inline void gs_py_decref(PyObject *o)
 {
-    if (o && --o->ob_refcnt == 0)
-        gs_py_dealloc(o);
+    if (o)
+        gs_py_decref_fn(o);
 }
 
 #endif /* GCSPY_PYAPI_H */

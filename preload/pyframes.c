@@ -1,23 +1,26 @@
 /*
  * Python frames in allocation stacks, with LD_PRELOAD alone: no Python
- * package, no code change.
+ * package, no code change, one build for CPython 3.10 to 3.14.
  *
- * CPython 3.11 keeps each thread's frames as a chain of _PyInterpreterFrame
- * (code object, last instruction, previous frame, and is_entry on the first
- * frame of each C-level evaluation). At an allocation the shim reads that
- * chain directly (a few loads per frame, no call into the interpreter, no
+ * Each thread's Python frames form a chain: PyFrameObjects in 3.10, one per
+ * C-level evaluation; _PyInterpreterFrames from 3.11 on (code object,
+ * instruction pointer, previous frame), several per evaluation, whose first
+ * one carries is_entry (3.11) or follows an entry frame owned by the C stack
+ * or the interpreter (3.12+). At an allocation the shim reads that chain
+ * directly (a few loads per frame, no call into the interpreter, no
  * allocation) and turns each frame into a synthetic ip:
- * GS_IP_PYFRAME | code id << 32 | line. Code objects are interned like stack
- * nodes: a PYCODE record (file, qualified name, first line) is written the
- * first time one is seen, before any stack that uses it. Lines come from
- * PyCode_Addr2Line through a per-thread cache keyed by (code, offset).
+ * GS_IP_PYFRAME | code id << 32 | line. Where each field lies comes from
+ * pylayout.c, chosen for the running interpreter at start (python.c); no
+ * Python struct is compiled in. Code objects are interned like stack
+ * nodes: a PYCODE record (file, qualified name, first line; 3.10 has only
+ * the plain name) is written the first time one is seen, before any stack
+ * that uses it. Lines come from PyCode_Addr2Line through a per-thread cache
+ * keyed by (code, offset).
  * The Python frames replace the interpreter's own frames in the native stack:
  * each native frame inside _PyEval_EvalFrameDefault stands for the Python
- * frames of one C-level evaluation (up to the next is_entry frame); with the
- * frame-pointer walker, which stops at the interpreter (Debian's python is
- * built without frame pointers), they follow the native frames it found.
- * Struct layouts come from Python 3.11's own headers at build time; python.c
- * checks the interpreter's version at run time before this file starts.
+ * frames of one C-level evaluation; with the frame-pointer walker, which
+ * stops at the interpreter (Debian's python is built without frame
+ * pointers), they follow the native frames it found.
  *
  * Thread safety: a thread reads only its own frame chain. A code object's
  * names are read in place when they are compact ASCII strings (immutable, so
@@ -33,9 +36,7 @@
  * is written. No hook is installed into torch.
  */
 #define _GNU_SOURCE
-#define Py_BUILD_CORE 1
 #include <Python.h>
-#include <internal/pycore_frame.h>
 
 #include <dlfcn.h>
 #include <link.h>
@@ -49,12 +50,29 @@
 /* The interpreter's functions only frame reading needs. */
 static PyThreadState *(*p_this_tstate)(void);
 static PyThreadState *(*p_gil_holder)(void);
-static int (*p_addr2line)(PyCodeObject *, int);
+static int (*p_addr2line)(void *, int);
+static uintptr_t p_code_type; /* &PyCode_Type */
 
 int gs_py_on;
 #define py_on gs_py_on
 static uintptr_t eval_lo, eval_hi;
 static atomic_uint_fast64_t steps;
+/* The running interpreter's layout: set once before py_on, read-only after. */
+static struct gs_pylayout L;
+
+/* Loads from the interpreter's structs, at offsets from L. */
+static inline uintptr_t ld_ptr(uintptr_t base, int off)
+{
+    return *(const uintptr_t *)(base + (unsigned)off);
+}
+static inline int ld_int(uintptr_t base, int off)
+{
+    return *(const int *)(base + (unsigned)off);
+}
+static inline unsigned ld_u8(uintptr_t base, int off)
+{
+    return *(const unsigned char *)(base + (unsigned)off);
+}
 
 /* ---- code objects ---- */
 
@@ -63,6 +81,9 @@ struct pycode {
     _Atomic uintptr_t code; /* published last */
     uint32_t id;
     int32_t firstline;
+    /* A code object freed and its address reused by another is told apart
+     * by its first line and the addresses of its names. */
+    uintptr_t file, name;
     uint8_t is_step;
 };
 static struct pycode *codes;
@@ -82,30 +103,51 @@ static int ends_with(const char *s, size_t n, const char *suffix)
 
 /* The bytes of a str. Compact ASCII strings (file and function names almost
  * always are) are read in place, which is safe without the GIL: a str never
- * changes. Others need the str API, hence the GIL. */
-static const char *str_bytes(PyObject *o, Py_ssize_t *len, int gil)
+ * changes. Others need the str API, hence the GIL. The state bits compact
+ * (5) and ascii (6) are the same in every version; the length follows the
+ * object header (16 bytes) in all of them. */
+static const char *str_bytes(uintptr_t s, Py_ssize_t *len, int gil)
 {
+    PyObject *o = (PyObject *)s;
     if (!o || !(Py_TYPE(o)->tp_flags & Py_TPFLAGS_UNICODE_SUBCLASS))
         return NULL;
-    PyASCIIObject *a = (PyASCIIObject *)o;
-    if (a->state.compact && a->state.ascii && a->state.ready) {
-        *len = a->length;
-        return (const char *)(a + 1);
+    if ((ld_int(s, L.str_state) & 0x60) == 0x60) {
+        *len = *(const Py_ssize_t *)(s + 16);
+        return (const char *)(s + (unsigned)L.str_data);
     }
     return gil ? gs_py_utf8(o, len) : NULL;
 }
 
+static inline int same_code(const struct pycode *e, uintptr_t c, int firstline, uintptr_t file,
+                            uintptr_t name, uintptr_t k)
+{
+    return k == c && e->firstline == firstline && e->file == file && e->name == name;
+}
+
+/* Python 3.10 knows only the plain name: profile_hook_step's wrapper is the
+ * wrapper(*args, **kwargs) in optimizer.py (the decorators' wrapper(func)
+ * there is not). CO_VARARGS | CO_VARKEYWORDS. */
+static int is_step_code(uintptr_t co, const char *file, size_t flen, const char *name, size_t nlen)
+{
+    if (!ends_with(file, flen, "optim/optimizer.py"))
+        return 0;
+    /* torch 1.13: Optimizer._hook_for_profile.<locals>.profile_hook_step.
+     * <locals>.wrapper; torch 2.x: Optimizer.profile_hook_step.<locals>.wrapper */
+    if (L.co_flags < 0)
+        return ends_with(name, nlen, "profile_hook_step.<locals>.wrapper");
+    return nlen == 7 && !memcmp(name, "wrapper", 7) && (ld_int(co, L.co_flags) & 0xc) == 0xc;
+}
+
 /* Returns the entry of a code object, interning it when new; NULL when it
  * cannot be interned now (table full, or a non-ASCII name without the GIL). */
-static struct pycode *code_get(PyCodeObject *co, int may_intern)
+static struct pycode *code_get(uintptr_t c, int may_intern)
 {
-    uintptr_t c = (uintptr_t)co;
+    int firstline = ld_int(c, L.co_firstlineno);
+    uintptr_t cfile = ld_ptr(c, L.co_filename), cname = ld_ptr(c, L.co_name);
     uint64_t mask = GS_PYCODES - 1, j = code_hash(c) & mask;
     for (;;) {
         uintptr_t k = atomic_load_explicit(&codes[j].code, memory_order_acquire);
-        /* A code object freed and its address reused by another is told
-         * apart by its first line. */
-        if (k == c && codes[j].firstline == co->co_firstlineno)
+        if (same_code(&codes[j], c, firstline, cfile, cname, k))
             return &codes[j];
         if (!k)
             break;
@@ -116,7 +158,7 @@ static struct pycode *code_get(PyCodeObject *co, int may_intern)
     j = code_hash(c) & mask;
     for (uint64_t n = 0; n <= mask; n++, j = (j + 1) & mask) {
         uintptr_t k = atomic_load_explicit(&codes[j].code, memory_order_relaxed);
-        if (k == c && codes[j].firstline == co->co_firstlineno) {
+        if (same_code(&codes[j], c, firstline, cfile, cname, k)) {
             gs_spin_unlock(&codes_lock);
             return &codes[j];
         }
@@ -129,9 +171,9 @@ static struct pycode *code_get(PyCodeObject *co, int may_intern)
         return NULL; /* table full: frames of new code objects stay anonymous */
     }
     Py_ssize_t flen = 0, nlen = 0;
-    const char *file = str_bytes(co->co_filename, &flen, may_intern);
-    const char *name = str_bytes(co->co_qualname, &nlen, may_intern);
-    if ((!file && co->co_filename) || (!name && co->co_qualname)) {
+    const char *file = str_bytes(cfile, &flen, may_intern);
+    const char *name = str_bytes(cname, &nlen, may_intern);
+    if ((!file && cfile) || (!name && cname)) {
         gs_spin_unlock(&codes_lock);
         return NULL; /* a non-ASCII name, and no GIL to convert it */
     }
@@ -144,12 +186,11 @@ static struct pycode *code_get(PyCodeObject *co, int may_intern)
         nlen = 1;
     }
     e->id = next_code++;
-    e->firstline = co->co_firstlineno;
-    /* torch 1.13: Optimizer._hook_for_profile.<locals>.profile_hook_step.
-     * <locals>.wrapper; torch 2.x: Optimizer.profile_hook_step.<locals>.wrapper */
-    e->is_step = ends_with(name, (size_t)nlen, "profile_hook_step.<locals>.wrapper") &&
-                 ends_with(file, (size_t)flen, "optim/optimizer.py");
-    gs_emit_pycode(e->id, file, (size_t)flen, name, (size_t)nlen, co->co_firstlineno);
+    e->firstline = firstline;
+    e->file = cfile;
+    e->name = cname;
+    e->is_step = (uint8_t)is_step_code(c, file, (size_t)flen, name, (size_t)nlen);
+    gs_emit_pycode(e->id, file, (size_t)flen, name, (size_t)nlen, firstline);
     atomic_store_explicit(&e->code, c, memory_order_release);
     gs_spin_unlock(&codes_lock);
     return e;
@@ -169,13 +210,13 @@ uint32_t gs_py_code_new(const char *file, size_t flen, const char *fn, size_t fn
 
 /* ---- frames ---- */
 
-static int frame_line(struct gs_thread *th, PyCodeObject *co, int off)
+static int frame_line(struct gs_thread *th, uintptr_t co, int off)
 {
-    uint64_t key = (uintptr_t)co ^ ((uint64_t)(unsigned)off << 48);
+    uint64_t key = co ^ ((uint64_t)(unsigned)off << 48);
     unsigned slot = (unsigned)((key * 0x9E3779B97F4A7C15ull) >> 55) & 511;
     if (th && th->py_line_key[slot] == key)
         return th->py_line[slot];
-    int line = p_addr2line(co, off);
+    int line = p_addr2line((void *)co, off);
     if (th) {
         th->py_line_key[slot] = key;
         th->py_line[slot] = line;
@@ -183,21 +224,43 @@ static int frame_line(struct gs_thread *th, PyCodeObject *co, int off)
     return line;
 }
 
-/* One Python frame as a synthetic ip, or 0 to skip it. */
-static uintptr_t frame_ip(struct gs_thread *th, _PyInterpreterFrame *f, int may_intern,
-                          int *is_step)
+static inline uintptr_t frame_prev(uintptr_t f)
 {
-    PyCodeObject *co = f->f_code;
-    if (!co)
+    return ld_ptr(f, L.f_prev);
+}
+
+/* 3.12+: the frame an evaluation pushes first, owned by the C stack (or by
+ * the interpreter, 3.14): no Python code of its own, it ends the frames of
+ * that evaluation. */
+static inline int frame_is_shim(uintptr_t f)
+{
+    return L.owner_entry_min >= 0 && (int)ld_u8(f, L.f_owner) >= L.owner_entry_min;
+}
+
+/* One Python frame as a synthetic ip, or 0 to skip it. */
+static uintptr_t frame_ip(struct gs_thread *th, uintptr_t f, int may_intern, int *is_step)
+{
+    uintptr_t co = ld_ptr(f, L.f_code);
+    if (L.code_tagged)
+        co &= ~(uintptr_t)7;
+    /* 3.13+: f_executable may be None (an entry frame) or another object */
+    if (!co || ld_ptr(co, offsetof(PyObject, ob_type)) != p_code_type)
         return 0;
-    _Py_CODEUNIT *first = _PyCode_CODE(co);
-    if (f->owner != FRAME_OWNED_BY_GENERATOR && f->prev_instr < first + co->_co_firsttraceable)
-        return 0; /* not started yet */
-    int off = (int)(f->prev_instr - first);
-    if (off < 0)
-        off = 0;
+    int off;
+    if (L.kind == GS_PYF_FRAMEOBJ) {
+        int lasti = ld_int(f, L.f_instr); /* code units; -1: not started */
+        if (lasti < 0)
+            return 0;
+        off = lasti * 2;
+    } else {
+        uintptr_t first = co + (unsigned)L.co_code, instr = ld_ptr(f, L.f_instr);
+        if (L.co_firsttraceable >= 0 && (int)ld_u8(f, L.f_owner) != L.owner_generator &&
+            instr < first + 2 * (unsigned)ld_int(co, L.co_firsttraceable))
+            return 0; /* not started yet */
+        off = instr > first ? (int)(instr - first) : 0;
+    }
     struct pycode *pc = code_get(co, may_intern);
-    int line = frame_line(th, co, off * (int)sizeof(_Py_CODEUNIT));
+    int line = frame_line(th, co, off);
     if (pc && pc->is_step)
         *is_step = 1;
     return GS_IP_PYFRAME | (uint64_t)(pc ? pc->id : 0) << 32 | (uint32_t)(line > 0 ? line : 0);
@@ -209,40 +272,56 @@ void gs_py_eval_range(uintptr_t *lo, uintptr_t *hi)
     *hi = eval_hi;
 }
 
+/* The Python frames of one C-level evaluation, from f, into out[*o..max);
+ * returns the frame after them (the caller evaluation's innermost). */
+static uintptr_t take_evaluation(struct gs_thread *th, uintptr_t f, uintptr_t *out, int *o, int max,
+                                 int may_intern, int *is_step)
+{
+    while (f && *o < max) {
+        if (frame_is_shim(f))
+            return frame_prev(f);
+        /* 3.10: one frame per evaluation; 3.11: is_entry marks the last */
+        int last = L.kind == GS_PYF_FRAMEOBJ || (L.f_is_entry >= 0 && ld_u8(f, L.f_is_entry));
+        uintptr_t ip = frame_ip(th, f, may_intern, is_step);
+        if (ip)
+            out[(*o)++] = ip;
+        f = frame_prev(f);
+        if (last)
+            break;
+    }
+    return f;
+}
+
 int gs_py_merge(uintptr_t *ips, int n, int max)
 {
     if (!py_on)
         return n;
-    PyThreadState *ts = p_this_tstate();
-    if (!ts || !ts->cframe)
+    uintptr_t ts = (uintptr_t)p_this_tstate();
+    if (!ts)
         return n;
-    _PyInterpreterFrame *f = ts->cframe->current_frame;
+    uintptr_t f = ld_ptr(ts, L.ts_frame);
+    if (f && L.cframe_current >= 0) /* 3.11, 3.12: through the _PyCFrame */
+        f = ld_ptr(f, L.cframe_current);
     if (!f)
         return n;
     struct gs_thread *th = gs_tls.th;
-    int may_intern = p_gil_holder() == ts;
+    int may_intern = (uintptr_t)p_gil_holder() == ts;
     int is_step = 0;
     uintptr_t out[GS_MAX_DEPTH];
     int o = 0, i = 0;
     /* Native frames; each one inside the evaluator takes the Python frames
-     * of its evaluation (down to the entry frame). */
+     * of its evaluation. */
     for (; i < n && o < max; i++) {
         if (ips[i] >= eval_lo && ips[i] < eval_hi && f) {
-            while (f && o < max) {
-                int entry = f->is_entry;
-                uintptr_t ip = frame_ip(th, f, may_intern, &is_step);
-                if (ip)
-                    out[o++] = ip;
-                f = f->previous;
-                if (entry)
-                    break;
-            }
+            f = take_evaluation(th, f, out, &o, max, may_intern, &is_step);
             continue;
         }
         out[o++] = ips[i];
     }
     /* Frames the native walk did not reach follow it. */
-    for (; f && o < max; f = f->previous) {
+    for (; f && o < max; f = frame_prev(f)) {
+        if (frame_is_shim(f))
+            continue;
         uintptr_t ip = frame_ip(th, f, may_intern, &is_step);
         if (ip)
             out[o++] = ip;
@@ -262,12 +341,15 @@ int gs_py_merge(uintptr_t *ips, int n, int max)
 
 /* ---- start-up ---- */
 
-int gs_pyframes_resolve(void)
+int gs_pyframes_resolve(const struct gs_pylayout *layout)
 {
     if (!GS_PY_SYM(p_this_tstate, "PyGILState_GetThisThreadState") ||
-        !GS_PY_SYM(p_gil_holder, "_PyThreadState_UncheckedGet") ||
-        !GS_PY_SYM(p_addr2line, "PyCode_Addr2Line"))
+        (!GS_PY_SYM(p_gil_holder, "PyThreadState_GetUnchecked") && /* 3.13+ */
+         !GS_PY_SYM(p_gil_holder, "_PyThreadState_UncheckedGet")) ||
+        !GS_PY_SYM(p_addr2line, "PyCode_Addr2Line") ||
+        !(p_code_type = (uintptr_t)gs_elf_find("PyCode_Type")))
         return -1;
+    L = *layout;
     return 0;
 }
 

@@ -6,9 +6,11 @@
 #ifndef GCSPY_PYFRAMES_H
 #define GCSPY_PYFRAMES_H
 
+#include "pylayout.h"
 #include "shim.h"
 
-/* Python mode is on: the interpreter is 3.11 and its functions were found. */
+/* Python mode is on: the interpreter is CPython 3.10 to 3.14 with the GIL,
+ * its layout is known (pylayout.c) and its functions were found. */
 extern int gs_py_on;
 static inline int gs_py_active(void) { return gs_py_on; }
 /* Replaces the interpreter's native frames in ips[0..n) with Python frames
@@ -21,9 +23,10 @@ void gs_py_eval_range(uintptr_t *lo, uintptr_t *hi);
  * recorded stacks): a PYCODE record is written; 0 when the table is full. */
 uint32_t gs_py_code_new(const char *file, size_t flen, const char *fn, size_t fnlen);
 
-/* Start-up (python.c's gs_py_init): the functions only frame reading needs,
- * then the code table, after which gs_py_on is set. 0, or -1. */
-int gs_pyframes_resolve(void);
+/* Start-up (python.c's gs_py_init): the functions only frame reading needs
+ * and the running interpreter's layout, then the code table, after which
+ * gs_py_on is set. 0, or -1. */
+int gs_pyframes_resolve(const struct gs_pylayout *layout);
 int gs_pyframes_start(void);
 
 #endif /* GCSPY_PYFRAMES_H */

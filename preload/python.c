@@ -1,9 +1,9 @@
 /*
  * Python integration, with LD_PRELOAD alone: no Python package, no code
  * change. Python mode starts here (gs_py_init: the interpreter must be
- * CPython 3.11, whose frame layout pyframes.c was built against; any other
- * version gets one line and native stacks only), and this file adds what
- * needs the interpreter to run code:
+ * CPython 3.10 to 3.14 with the GIL, whose layout pylayout.c knows; a
+ * free-threaded build or any other version gets one line and native stacks
+ * only), and this file adds what needs the interpreter to run code:
  *
  * GC pauses. Once the interpreter runs, the writer thread's tick (a step
  * registered with daemon.c) schedules one pending call (Py_AddPendingCall:
@@ -33,6 +33,8 @@ static int (*p_list_append)(PyObject *, PyObject *);
 static PyObject *(*p_cfunc_new)(PyMethodDef *, PyObject *, PyObject *);
 static long (*p_as_long)(PyObject *);
 static int (*p_str_eq)(PyObject *, const char *);
+static Py_ssize_t (*p_tuple_size)(PyObject *);
+static PyObject *(*p_tuple_item)(PyObject *, Py_ssize_t);
 static PyObject *p_none;
 
 static atomic_int install_state; /* 0 not yet, 1 scheduled, 2 installed */
@@ -44,8 +46,11 @@ static __thread uint64_t gc_t0;
 static PyObject *gc_callback(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *phase = PyTuple_Check(args) && PyTuple_GET_SIZE(args) == 2 ? PyTuple_GET_ITEM(args, 0) : NULL;
-    PyObject *info = phase ? PyTuple_GET_ITEM(args, 1) : NULL;
+    /* The tuple's items through the API: 3.14's tuples cache their hash
+     * before the items, so PyTuple_GET_ITEM of another version's headers
+     * reads the wrong word. */
+    PyObject *phase = PyTuple_Check(args) && p_tuple_size(args) == 2 ? p_tuple_item(args, 0) : NULL;
+    PyObject *info = phase ? p_tuple_item(args, 1) : NULL;
     if (phase && p_str_eq(phase, "start") == 0) {
         gc_t0 = gs_now_fine();
     } else if (phase && info && gc_t0 && gs_tracing()) {
@@ -58,7 +63,7 @@ static PyObject *gc_callback(PyObject *self, PyObject *args)
         gs_restore(saved);
         gc_t0 = 0;
     }
-    Py_INCREF(p_none);
+    gs_py_incref(p_none);
     return p_none;
 }
 
@@ -81,7 +86,7 @@ static PyObject *exit_callback(PyObject *self, PyObject *args)
     (void)args;
     if (exit_step)
         exit_step(); /* a scan that ran sets gs_exit_scan_done */
-    Py_INCREF(p_none);
+    gs_py_incref(p_none);
     return p_none;
 }
 
@@ -127,28 +132,52 @@ static void py_tick(void)
 
 /* ---- start-up ---- */
 
+/* The running interpreter's version as PY_VERSION_HEX: Py_Version (3.11+),
+ * else Py_GetVersion's "3.10.13 (main, ...)"; 0 when this is no Python. */
+static unsigned long py_version(const char *vs)
+{
+    const unsigned long *ver = gs_elf_find("Py_Version");
+    if (ver)
+        return *ver;
+    unsigned long part[3] = {0, 0, 0};
+    for (int i = 0; vs && i < 3; i++) {
+        if (*vs < '0' || *vs > '9')
+            return 0;
+        while (*vs >= '0' && *vs <= '9')
+            part[i] = part[i] * 10 + (unsigned long)(*vs++ - '0');
+        if (*vs == '.')
+            vs++;
+    }
+    return vs ? part[0] << 24 | part[1] << 16 | part[2] << 8 : 0;
+}
+
 void gs_py_init(void)
 {
     if (!gs_opt.python)
         return;
     /* Every program is probed, Python or not: the probes must leave its
      * dlerror() state alone (pyapi.h). */
-    const unsigned long *ver = gs_elf_find("Py_Version");
     const char *(*getver)(void) = (const char *(*)(void))gs_elf_find("Py_GetVersion");
-    if (!ver) {
-        if (getver)
-            gs_log("Python %.4s: Python frames need CPython 3.11; native stacks only", getver());
+    const char *vs = getver ? getver() : NULL;
+    unsigned long hex = py_version(vs);
+    if (!hex)
+        return; /* not Python */
+    /* A free-threaded build (3.13t, 3.14t) says so in its version string
+     * ("free-threading build"); its objects and frames are laid out
+     * otherwise, and its debug offsets say so too (pylayout.c). */
+    const char *why = vs && strstr(vs, "free-threading") ? "a free-threaded build" : NULL;
+    struct gs_pylayout layout;
+    if (why || gs_pylayout_find(hex, gs_elf_find("_PyRuntime"), &layout, &why)) {
+        gs_log("Python %lu.%lu: %s; Python frames, steps, GC pauses and PyTorch-aware mode "
+               "need CPython 3.10 to 3.14 with the GIL: native stacks only",
+               hex >> 24 & 0xff, hex >> 16 & 0xff, why);
         return;
     }
-    if ((*ver >> 16) != ((PY_MAJOR_VERSION << 8) | PY_MINOR_VERSION)) {
-        gs_log("Python %lu.%lu: Python frames need CPython %d.%d; native stacks only",
-               (*ver >> 24) & 0xff, (*ver >> 16) & 0xff, PY_MAJOR_VERSION, PY_MINOR_VERSION);
-        return;
-    }
-    if (gs_pyframes_resolve() || gs_pyapi_resolve() || !GS_PY_SYM(p_import, "PyImport_ImportModule") ||
+    if (gs_pyframes_resolve(&layout) || gs_pyapi_resolve() || !GS_PY_SYM(p_import, "PyImport_ImportModule") ||
         !GS_PY_SYM(p_list_append, "PyList_Append") || !GS_PY_SYM(p_cfunc_new, "PyCFunction_NewEx") ||
         !GS_PY_SYM(p_as_long, "PyLong_AsLong") ||
         !GS_PY_SYM(p_str_eq, "PyUnicode_CompareWithASCIIString") ||
+        !GS_PY_SYM(p_tuple_size, "PyTuple_Size") || !GS_PY_SYM(p_tuple_item, "PyTuple_GetItem") ||
         !GS_PY_SYM(p_none, "_Py_NoneStruct")) {
         gs_log("Python: an interpreter function is missing; native stacks only");
         return;

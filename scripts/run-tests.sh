@@ -60,7 +60,9 @@ for t in tests/integration/*.sh; do
   [ -n "${TESTS:-}" ] && [[ "$name" != *${TESTS}* ]] && continue
   out="$logdir/$name.log"
   start=$(date +%s)
-  timeout 600 bash "$t" >"$out" 2>&1
+  # 600 s each, unless the script's header says "# test-timeout: S"
+  limit=$(sed -n 's/^# test-timeout: \([0-9][0-9]*\)$/\1/p' "$t" | head -1)
+  timeout "${limit:-600}" bash "$t" >"$out" 2>&1
   rc=$?
   secs=$(( $(date +%s) - start ))
   if [ $rc -eq 0 ]; then pass=$((pass + 1)); echo "ok   $name (${secs}s)"

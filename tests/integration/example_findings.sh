@@ -21,19 +21,34 @@
 #     least the cycles' tensors at each one.
 #  3. no flag: no definite or indirect leak (PyTorch's DataLoader cache is a
 #     built-in suppression), no growth suspect, in the training process and
-#     in each of its two DataLoader worker processes.
+#     in each of its two DataLoader worker processes (and in the helpers of
+#     Python 3.14, whose default start method forks workers from a
+#     forkserver process: they are neither the main process nor forked).
+# GS_SUITE=trixie (tests/integration/py_roots.sh) runs train.py with the
+# python3 of that Debian root (tests/lib.sh's in_root) under the host's
+# libgcspy.so; the reports are made and read on the host.
 set -eu
 cd "$(dirname "$0")/../.."
-PY=/usr/bin/python3
+PY=/usr/bin/python3       # reads the reports
+TRAIN_PY=${GS_EXAMPLE_PY:-/usr/bin/python3}
+wrap=()
+if [ -n "${GS_SUITE:-}" ]; then
+  . tests/lib.sh
+  wrap=(in_root "$GS_SUITE")
+fi
 [ -x build/libgcspy.so ] || [ -f build/libgcspy.so ] || { echo "build/libgcspy.so missing"; exit 1; }
-$PY -c 'import torch' 2>/dev/null || { echo "python3-torch cannot be imported"; exit 77; }
+rc=0
+"${wrap[@]}" "$TRAIN_PY" -c 'import torch' >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || { echo "torch cannot be imported by $TRAIN_PY ${GS_SUITE:+in $GS_SUITE} (status $rc)"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+export IN_ROOT_BIND=$tmp
 
 run() { # name, args...
   local name=$1; shift
   mkdir -p "$tmp/$name"
-  build/gcspy run -o "$tmp/$name/t-%p.trace" --quiet -- $PY examples/train.py "$@" > "$tmp/$name/out" 2> "$tmp/$name/err" || {
+  "${wrap[@]}" env LD_PRELOAD="$PWD/build/libgcspy.so" GCSPY_OUTPUT="$tmp/$name/t-%p.trace" GCSPY_QUIET=1 \
+    "$TRAIN_PY" "$PWD/examples/train.py" "$@" > "$tmp/$name/out" 2> "$tmp/$name/err" || {
     echo "train.py $* failed:"; tail -5 "$tmp/$name/err"; exit 1; }
   # One report of the main process and its DataLoader workers.
   build/gcspy report "$tmp/$name"/t-*.trace* --format json -o "$tmp/$name/r.json"
@@ -55,9 +70,13 @@ def check(ok, what):
         fails.append(what)
 def procs(name):
     return json.load(open(f"{tmp}/{name}/r.json"))["processes"]
+def is_main(p):
+    # 3.14's forkserver names train.py in its -c code's arguments too
+    return not p["forked"] and len(p["argv"]) > 1 and p["argv"][1].endswith("examples/train.py")
 def proc(name):
-    """the training process itself (DataLoader workers are forked from it)"""
-    main = [p for p in procs(name) if not p["forked"]]
+    """the training process itself (DataLoader workers are forked from it,
+    or from Python 3.14's default forkserver, a process of its own)"""
+    main = [p for p in procs(name) if is_main(p)]
     if len(main) != 1:
         sys.exit(f"FAIL {name}: {len(main)} processes that are not forked, expected 1")
     return main[0]
@@ -129,10 +148,12 @@ check(drops >= 1, f"cycle: live host memory falls by >= 8 cycles' tensors at {dr
 
 # 3. no planted problem, no finding
 ps = procs("clean")
-check(len(ps) == 3 and sum(not p["forked"] for p in ps) == 1,
-      f"clean run: {len(ps)} processes, the training process and its 2 DataLoader workers")
+# 3.14's forkserver (and its resource tracker) are processes of their own
+check(sum(is_main(p) for p in ps) == 1 and sum(p["forked"] for p in ps) == 2,
+      f"clean run: {len(ps)} processes, the training process and its 2 DataLoader workers "
+      f"(+ {len(ps) - 3} helpers: {[p['command'][:60] for p in ps if not p['forked'] and not is_main(p)]})")
 for p in ps:
-    who = "worker" if p["forked"] else "main"
+    who = "worker" if p["forked"] else "main" if is_main(p) else "helper"
     bad = [l for l in p["leaks"] if l["class"] in ("definite", "indirect") and not l.get("suppressed")]
     check(not bad, f"clean run, {who} {p['pid']}: {len(bad)} unsuppressed definite/indirect groups")
     check(not p["growth"]["suspects"], f"clean run, {who} {p['pid']}: {len(p['growth']['suspects'])} growth suspects")

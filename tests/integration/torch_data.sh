@@ -10,15 +10,26 @@
 #     roots differ by a MiB or two besides, a CPython arena more or less);
 #   GCSPY_TORCH_DATA= (empty): the tensor is scanned, the block reachable;
 #   GCSPY_TORCH=0: PyTorch-aware mode off altogether: reachable too.
+# GS_SUITE=trixie runs the job with the python3 of that Debian root
+# (tests/lib.sh's in_root: torch 2.x, whose c10::alloc_cpu is the same
+# symbol) under the host's libgcspy.so; the dumps are read on the host.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 PY=/usr/bin/python3
+wrap=()
+if [ -n "${GS_SUITE:-}" ]; then
+  . tests/lib.sh
+  wrap=(in_root "$GS_SUITE")
+fi
 for f in build/libgcspy.so build/gcspy; do
   [ -f "$f" ] || { echo "$f missing (make test-build)"; exit 1; }
 done
-"$PY" -c "import torch" >/dev/null 2>&1 || { echo "torch cannot be imported by $PY: skipped"; exit 77; }
+rc=0
+"${wrap[@]}" "$PY" -c "import torch" >/dev/null 2>&1 || rc=$?
+[ "$rc" -eq 0 ] || { echo "torch cannot be imported by $PY ${GS_SUITE:+in $GS_SUITE} (status $rc): skipped"; exit 77; }
 T=$(mktemp -d /tmp/gcspy-torch_data.XXXXXX) || exit 2
 trap 'rm -rf "$T"' EXIT
+export IN_ROOT_BIND=$T
 
 for run in default empty off; do
   case $run in
@@ -26,8 +37,8 @@ for run in default empty off; do
     empty) env=(GCSPY_TORCH_DATA=) ;;
     off) env=(GCSPY_TORCH=0) ;;
   esac
-  if ! timeout 300 env "${env[@]}" build/gcspy run -o "$T/$run.trace" --quiet -- \
-      "$PY" tests/support/torch_data/job.py >"$T/$run.out" 2>"$T/$run.err"; then
+  if ! "${wrap[@]}" timeout 300 env "${env[@]}" LD_PRELOAD="$PWD/build/libgcspy.so" GCSPY_QUIET=1 \
+      GCSPY_OUTPUT="$T/$run.trace" "$PY" "$PWD/tests/support/torch_data/job.py" >"$T/$run.out" 2>"$T/$run.err"; then
     echo "FAIL $run: the job failed: $(tail -3 "$T/$run.err")"; exit 1
   fi
   build/gcspy dump "$T/$run.trace" >"$T/$run.dump" || { echo "FAIL $run: gcspy dump"; exit 1; }
