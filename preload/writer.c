@@ -241,23 +241,30 @@ uint8_t *gs_stream_reserve(struct gs_stream *s, size_t need)
 
 /* ---- the trace file ---- */
 
-static void append_clean(char **o, char *end, const char *s, size_t n)
+/* Returns 1 when s did not fit before end (the path would be cut). */
+static int append_clean(char **o, char *end, const char *s, size_t n)
 {
     /* Names from the environment or the executable become part of one
      * path component: nothing but [A-Za-z0-9._+-], no '/', and never a
      * leading '.', so no expansion can make a "." or ".." component, alone
      * or next to the pattern's own dots. */
-    for (size_t i = 0; i < n && s[i] && *o < end; i++) {
+    size_t i = 0;
+    for (; i < n && s[i] && *o < end; i++) {
         char c = s[i];
         int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
                  (c == '.' && i > 0) || c == '_' || c == '-' || c == '+';
         *(*o)++ = ok ? c : '_';
     }
+    return i < n && s[i];
 }
 
-static void expand_pattern(char *out, size_t len)
+/* The trace's path from GCSPY_OUTPUT into out (len bytes, 16 kept for a
+ * ".N" suffix); -1 when it does not fit: a path cut short would name
+ * another file than the one asked for, so the caller refuses it. */
+static int expand_pattern(char *out, size_t len)
 {
     char *o = out, *end = out + len - 16;
+    int cut = 0;
     char exe[256] = "", host[256] = "", num[32];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     const char *base = exe;
@@ -269,7 +276,8 @@ static void expand_pattern(char *out, size_t len)
     if (gs_read_file("/proc/sys/kernel/hostname", host, sizeof host - 1) > 0)
         host[strcspn(host, "\n")] = 0;
     const char *rank = getenv("RANK");
-    for (const char *p = gs_opt.output; *p && o < end; p++) {
+    const char *p = gs_opt.output;
+    for (; *p && o < end && !cut; p++) {
         if (*p != '%' || !p[1]) {
             *o++ = *p;
             continue;
@@ -277,28 +285,32 @@ static void expand_pattern(char *out, size_t len)
         switch (*++p) {
         case 'p':
             gs_fmt(num, sizeof num, "%d", (int)getpid());
-            append_clean(&o, end, num, sizeof num);
+            cut = append_clean(&o, end, num, sizeof num);
             break;
         case 'e':
-            append_clean(&o, end, base[0] ? base : "prog", strlen(base[0] ? base : "prog"));
+            cut = append_clean(&o, end, base[0] ? base : "prog", strlen(base[0] ? base : "prog"));
             if (o > out && o[-1] == '.')
                 o[-1] = '_'; /* nor a trailing one, before the pattern's own dots */
             break;
         case 'h':
-            append_clean(&o, end, host, strlen(host));
+            cut = append_clean(&o, end, host, strlen(host));
             break;
         case 'r':
-            append_clean(&o, end, rank ? rank : "0", strlen(rank ? rank : "0"));
+            cut = append_clean(&o, end, rank ? rank : "0", strlen(rank ? rank : "0"));
             break;
         case '%':
             *o++ = '%';
             break;
         default:
             *o++ = '%';
-            *o++ = *p;
+            if (o < end)
+                *o++ = *p;
+            else
+                cut = 1;
         }
     }
     *o = 0;
+    return cut || *p ? -1 : 0;
 }
 
 /* Moves a new descriptor of the trace out of the program's way (see the
@@ -467,7 +479,10 @@ int gs_writer_open(void)
         ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
     }
     char base[sizeof path - 16];
-    expand_pattern(base, sizeof base);
+    if (expand_pattern(base, sizeof base)) {
+        gs_fail("GCSPY_OUTPUT: the trace's path would be longer than the system allows", ENAMETOOLONG);
+        return -1;
+    }
     if (!base[0])
         gs_fmt(base, sizeof base, "gcspy-%d.trace", (int)getpid());
     /* Never overwrite, never follow a planted symlink: O_EXCL|O_NOFOLLOW.

@@ -12,7 +12,10 @@
 #     consistent (rel_tracecount --incomplete), and `gcspy report` reports it
 #     as incomplete (exit 0).
 # And a missing directory that can be made is made (mode 0700), the trace
-# written in it.
+# written in it. And a GCSPY_OUTPUT whose expansion is longer than a path
+# may be (4096 bytes with its ".N" room) is refused with one line, the
+# program unchanged, and no file made under a cut-short name (it was cut
+# at 4064 bytes and written there, silently).
 # The tmpfs cases run in a private mount namespace (unshare -m, or unshare
 # -rm without root); where neither is allowed they are skipped, and the
 # script exits 77 if nothing could be tested.
@@ -138,6 +141,15 @@ if in_ns full_threads "$SETUP" "$GS_PROGS/rel_load" churn 16 1500; then
   [ -n "$a" ] && [ "$a" = "$f" ] && [ "$a" -gt 0 ] || fail "full_threads: program output: $line"
   one_line full_threads "^gcspy: writing trace .* failed: No space left on device$STOP"
 fi
+
+# 6. a path longer than the system allows: 20 components of 200 bytes
+LONGD=$GS_T/long
+LONGP=$LONGD$(printf '/%0200d' $(seq 1 20) | tr 0 d)/%e-%p.trace
+GCSPY_QUIET=0 GCSPY_OUTPUT=$LONGP gs_run long_path "$P" work $ROUNDS
+[ "$GS_RC" -eq 3 ] || fail "long_path: exit status $GS_RC, expected 3"
+one_line long_path "^gcspy: GCSPY_OUTPUT: the trace's path would be longer than the system allows: File name too long$STOP"
+[ -e "$LONGD" ] && fail "long_path: made $(find "$LONGD" -type f | head -1 | cut -c1-80)..., a cut-short name"
+tested=$((tested + 1))
 
 [ ${#skipped[@]} -gt 0 ] && echo "skipped (no mount namespace): ${skipped[*]}"
 [ $tested -eq 0 ] && gs_skip "no case could run"
