@@ -43,7 +43,7 @@ static __attribute__((noinline, unused)) void clobber_stack(void)
  * leak_main_dead_frame). */
 static __attribute__((noinline, unused)) void leak_into_dead_frame(size_t n)
 {
-    void **pad = __builtin_alloca(4096);
+    void **pad = (void **)__builtin_alloca(4096);
     void *p = malloc(n);
     memset(p, 1, n);
     for (size_t i = 0; i < 4096 / sizeof *pad; i++)
@@ -52,7 +52,10 @@ static __attribute__((noinline, unused)) void leak_into_dead_frame(size_t n)
 }
 
 /* gcspy's API when the shim is loaded; null under valgrind or bare. */
-extern void gcspy_mark(const char *label) __attribute__((weak));
+#ifdef __cplusplus
+extern "C"
+#endif
+void gcspy_mark(const char *label) __attribute__((weak));
 
 /* Marks "settled": from here on the case's leaked pointers are gone from
  * its registers and stack, so the scans that begin after this mark are the
