@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gcspy/trace_format.h"
 #include "grow.h"
+#include "model.h"
 #include "regfile.h"
 #include "utf8.h"
 
@@ -42,6 +44,17 @@ static const char *const defaults[] = {
      * trimmed: unreachable to any conservative scanner, and memcheck. */
     "rebuild_storage_fd",
     "rebuild_storage_filename",
+    /* The same cache on the sending side: a DataLoader worker's batches are
+     * made by default_collate (shared storages, or tensors moved to shared
+     * memory when they are pickled), and reduce_storage keeps a
+     * StorageWeakRef to each sent storage in the worker's shared_cache. */
+    "torch/utils/data/_utils/collate.py",
+    /* Blocks a forked child inherited and no longer reaches: the parent's
+     * threads are gone from the child (their stacks are no roots), and
+     * CPython re-creates its runtime locks after fork, dropping the old
+     * ones. The child never allocated them: not its leak. Its own
+     * allocations are judged as everywhere. */
+    GS_SUPP_INHERITED,
 };
 
 int gs_supp_add_defaults(struct gs_supps *s)
@@ -190,15 +203,31 @@ struct gs_supp *gs_supp_match(const struct gs_supps *s, const struct gs_stackv *
     return NULL;
 }
 
+/* The built-in rule for a forked child's inherited blocks, if loaded. */
+static struct gs_supp *inherited_rule(const struct gs_supps *s, const struct gs_result *r,
+                                      const struct gs_leak *l)
+{
+    if (!l->inherited || !(r->flags & GS_PROC_F_FORKED) || l->cls == GS_RC_NOT_FREED)
+        return NULL;
+    for (size_t k = 0; k < s->n; k++)
+        if (!strcmp(s->v[k].pattern, GS_SUPP_INHERITED))
+            return &s->v[k];
+    return NULL;
+}
+
 void gs_supp_apply(const struct gs_supps *s, struct gs_result *r, uint32_t count_mask)
 {
     memset(r->suppressed, 0, sizeof r->suppressed);
     for (uint32_t i = 0; i < r->nleaks; i++) {
         struct gs_leak *l = &r->leaks[i];
         l->suppressed = NULL;
-        if (!s || !s->n || !l->st.resolved)
+        if (!s || !s->n)
             continue;
-        struct gs_supp *m = gs_supp_match(s, &l->st);
+        struct gs_supp *m = inherited_rule(s, r, l);
+        if (!m && !l->st.resolved)
+            continue;
+        if (!m)
+            m = gs_supp_match(s, &l->st);
         if (!m)
             continue;
         l->suppressed = m->pattern;

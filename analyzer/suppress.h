@@ -19,6 +19,11 @@
 
 #include "result.h"
 
+/* The built-in suppression of blocks a forked child inherited and no
+ * longer reaches (suppress.c says why); a pattern no stack frame can
+ * match, so it is applied by the block's origin instead. */
+#define GS_SUPP_INHERITED "<inherited by a forked child>"
+
 struct gs_supp {
     char *pattern;
     const char *file;   /* where it was read */

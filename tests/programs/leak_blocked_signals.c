@@ -7,13 +7,13 @@
  * The exit scan parks the blocked thread instead of stopping it (it waits
  * in the kernel: its stack is scanned whole, its registers are not read):
  * the scan completes without the stop timeout it used to wait for (3 s,
- * then skipped), the thread's block is reachable and main's leak definite. (The 304-byte block possibly lost is the thread's
+ * then skipped), the thread's block is reachable and main's leak definite. (The 288-byte block possibly lost is the thread's
  * DTV: leak_thread_stack.c says why; valgrind counts 272.)
  *
  * @env GCSPY_QUIET=0
  * @status 3
  * @scans exit 1
- * @scan exit definite=1/1001 indirect=0/0 possible=1/304
+ * @scan exit definite=1/1001 indirect=0/0 possible=1/288
  * @block exit 1001=definite 2002=reachable
  */
 #include <pthread.h>

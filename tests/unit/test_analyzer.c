@@ -947,6 +947,39 @@ Test(check, suppressed_groups_do_not_count)
     gs_result_free(r);
 }
 
+/* A forked child's inherited blocks it no longer reaches are the parent's
+ * business: the built-in rule suppresses them there (and only there), in
+ * the report as in the gate; its own leaks stay. */
+Test(suppress, inherited_blocks_of_a_forked_child)
+{
+    for (int forked = 0; forked <= 1; forked++) {
+        struct gs_result *r = gate_result();
+        r->flags = forked ? GS_PROC_F_FORKED : 0;
+        struct gs_supps s;
+        memset(&s, 0, sizeof s);
+        cr_assert_eq(gs_supp_add_defaults(&s), 0);
+        gs_supp_apply(&s, r, 0xff);
+        uint32_t inh = 0, own_suppressed = 0;
+        for (uint32_t i = 0; i < r->nleaks; i++) {
+            const struct gs_leak *l = &r->leaks[i];
+            if (l->inherited) {
+                inh++;
+                if (forked)
+                    cr_assert_str_eq(l->suppressed, GS_SUPP_INHERITED);
+                else
+                    cr_assert_null(l->suppressed);
+            } else if (l->suppressed) {
+                own_suppressed++;
+            }
+        }
+        cr_assert_eq(inh, 1);
+        cr_assert_eq(own_suppressed, 0);
+        cr_assert_eq(r->suppressed[GS_CLASS_DEFINITE].bytes, forked ? 70u : 0u);
+        gs_supp_free(&s);
+        gs_result_free(r);
+    }
+}
+
 Test(check, fail_on_parsing)
 {
     uint32_t m;
