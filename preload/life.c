@@ -346,8 +346,10 @@ void gs_core_exit(int status, int scan)
         memset(&gs_exit_from, 0, sizeof gs_exit_from);
         return;
     }
-    if (!gs_tracing())
+    if (!gs_tracing()) {
+        gs_writer_end_if_stopped(); /* a failed trace still ends with STOPPED */
         return;
+    }
     gs_tls.in_hook = 1;
     if (scan && gs_opt.scan_at_exit) {
         /* unless Python's atexit ran it already */

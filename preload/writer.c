@@ -742,6 +742,23 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
+/* At the program's end after tracing stopped on a failure: the writer
+ * thread ends the trace with STOPPED (writer_main), but it may not get to
+ * run before the process ends, which left a trace of nothing but its
+ * header (rel_oom's mid case, about one run in six). The ending is written
+ * here if it has not been: end_stopped is idempotent under writer_mu (the
+ * thread that comes second finds the file closed). */
+static int writer_is_thread(void);
+
+void gs_writer_end_if_stopped(void)
+{
+    if (!atomic_load(&failed_once) || writer_is_thread())
+        return;
+    pthread_mutex_lock(&writer_mu);
+    end_stopped();
+    pthread_mutex_unlock(&writer_mu);
+}
+
 void gs_writer_set_tick(void (*run)(void), uint64_t (*due_ns)(void))
 {
     tick_run = run;

@@ -63,4 +63,8 @@ void gs_writer_set_stop_record(uint8_t *(*enc)(uint8_t *p, uint64_t t, const cha
 void gs_fail(const char *what, int err);  /* WHY: strerror(err) */
 void gs_fail_why(const char *what, const char *why);
 
+/* The STOPPED ending of a trace that failed, written now by the calling
+ * thread if the writer thread has not written it (exit paths). */
+void gs_writer_end_if_stopped(void);
+
 #endif /* GCSPY_WRITER_H */
