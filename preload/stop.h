@@ -32,6 +32,7 @@ struct gs_stopped {
     long sc_nr;
     uintptr_t sc_args[6];
     uintptr_t sc_pc;
+    int ran_seen;       /* /proc said "running" (it may enter a call before the signal) */
     uint64_t t_blocked; /* signalled while it blocked the signal (when), or 0 */
 };
 
