@@ -165,7 +165,7 @@ struct gs_unw_rule {
     uint8_t kind;
     uint8_t std; /* kind FP, cfa_off 16, fp_off -16: the frame-pointer convention */
 };
-#define GS_UNW_BITS 12
+#define GS_UNW_BITS 10
 struct gs_thread {
     struct gs_thread *next;      /* registry list (threads.c) */
     uint32_t index;
