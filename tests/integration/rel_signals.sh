@@ -8,7 +8,12 @@
 #            per process), nothing hangs (the whole run within 40 s), the
 #            exit status is the program's (6), the trace is complete and
 #            consistent, with exactly the allocations and frees the program
-#            counted in its first phase and no completed scan.
+#            counted in its first phase. A scan may still complete: the
+#            workers outrun the writer while it scans, wait in gcspy's
+#            backpressure (a futex, in the kernel) and are then parked
+#            (stop.c), so the number of completed scans is not asserted
+#            (CI saw one); the first scan that meets a running blocker is
+#            skipped with its line.
 #   steal    the program installs its own handlers on every real-time
 #            signal after start-up: gcspy never signals a handler that is
 #            not its own (the program counts 0 stray signals), scans are
@@ -39,7 +44,6 @@ else
     fail "blocked: trace check: $(grep -m4 -E '^error|rel_' "$GS_DIR/c" | tr '\n' ';')"
   [ "$(kv "$GS_DIR/c" sel_allocs)" = "$A" ] || fail "blocked: $(kv "$GS_DIR/c" sel_allocs) allocations in the trace, the program made $A"
   [ "$(kv "$GS_DIR/c" sel_frees)" = "$F" ] || fail "blocked: $(kv "$GS_DIR/c" sel_frees) frees in the trace, the program made $F"
-  [ "$(kv "$GS_DIR/c" scans)" = 0 ] || fail "blocked: $(kv "$GS_DIR/c" scans) scans completed with every thread blocking signals"
 fi
 echo "blocked: $secs s, scans skipped (told once), $((A + F)) events checked"
 
