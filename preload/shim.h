@@ -179,6 +179,10 @@ struct gs_thread {
     int py_in_step;              /* pyframes.c: last allocation was inside a step */
     uint64_t py_line_key[512];   /* pyframes.c: (code, offset) -> line cache */
     int32_t py_line[512];
+    int stk_n;                   /* stack.c: the last interned stack, outermost first: */
+    uint64_t stk_ip[GS_MAX_DEPTH];  /* its frames */
+    uint32_t stk_id[GS_MAX_DEPTH];  /* the node of each frame (ids never change) */
+    uint64_t stk_ph[GS_MAX_DEPTH];  /* the path hash of each (stack.c's node table) */
     uint64_t unw_gen;            /* unwind.c: the module map unw was filled under */
     struct gs_unw_rule unw[1u << GS_UNW_BITS]; /* unwind.c: return address -> rule */
 };

@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include <string.h>
+#include <sys/mman.h>
 
 #include "emit.h"
 #include "mem.h"
@@ -33,42 +34,76 @@
 #include "libunwind_dl.h"
 #include "unwind.h"
 
-/* Node table: open addressing on (parent, ip), plus arrays indexed by id. */
+/* Node table: open addressing, plus arrays indexed by id. A node is found
+ * by the hash of its whole path from the root (path_step over the frames,
+ * outermost first), not of (parent, ip) alone: so the slots of every frame
+ * of a stack are known before the first is read, and intern_hashed
+ * prefetches them all. With millions of nodes (import torch makes 2.6
+ * million) each slot read is a cache and TLB miss; one after the other they
+ * were most of import torch's cost under the shim. A slot holds the path
+ * hash's top half (its index is the top bits of that half, so a grow
+ * rehashes from the slots alone, in order) and the id; a node whose tag
+ * matches is still checked against (parent, ip), so two paths with one hash
+ * stay two nodes. */
 static atomic_int stack_lock;
 static uint64_t *node_ip;     /* [id] */
 static uint32_t *node_parent; /* [id] */
-static uint32_t *node_slots;  /* hash slots holding ids, 0 = empty */
+static uint64_t *node_slots;  /* tag << 32 | id, 0 = empty */
 static uint64_t node_cap;     /* ids available (arrays sized node_cap) */
-static uint64_t slot_cap;     /* power of two, >= 2 * node_cap */
+static uint64_t slot_cap;     /* power of two, 2 * node_cap, at most 2^32 */
+static unsigned slot_bits;    /* log2(slot_cap) */
 static uint32_t node_next = 1;
 
-static inline uint64_t node_hash(uint32_t parent, uint64_t ip)
+#define GS_PATH_SEED 0x452821E638D01377ull
+
+static inline uint64_t path_step(uint64_t ph, uint64_t ip)
 {
-    uint64_t h = (ip ^ ((uint64_t)parent << 40 | parent)) * 0x9E3779B97F4A7C15ull;
-    return h ^ (h >> 31);
+    uint64_t h = (ph ^ ip) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+    return h * 0xBF58476D1CE4E5B9ull;
+}
+
+static inline uint64_t slot_index(uint64_t tag32, unsigned bits)
+{
+    return tag32 >> (32 - bits);
+}
+
+/* A huge page per 2 MiB of a table this size: its reads are random. */
+static void table_pages(void *p, size_t len)
+{
+    if (p && len >= (2u << 20))
+        madvise(p, len, MADV_HUGEPAGE);
 }
 
 static int node_grow(void)
 {
     uint64_t ncap = node_cap ? node_cap * 2 : 4096, nslots = ncap * 2;
+    unsigned nbits = slot_bits ? slot_bits + 1 : 13;
+    if (nslots > (1ull << 32))
+        return -1;
     uint64_t *nip = gs_pages_alloc(ncap * sizeof *nip);
     uint32_t *npar = gs_pages_alloc(ncap * sizeof *npar);
-    uint32_t *nsl = gs_pages_alloc(nslots * sizeof *nsl);
+    uint64_t *nsl = gs_pages_alloc(nslots * sizeof *nsl);
     if (!nip || !npar || !nsl) {
         gs_pages_free(nip, ncap * sizeof *nip);
         gs_pages_free(npar, ncap * sizeof *npar);
         gs_pages_free(nsl, nslots * sizeof *nsl);
         return -1;
     }
+    table_pages(nip, ncap * sizeof *nip);
+    table_pages(nsl, nslots * sizeof *nsl);
     if (node_cap) {
         memcpy(nip, node_ip, node_cap * sizeof *nip);
         memcpy(npar, node_parent, node_cap * sizeof *npar);
     }
-    for (uint32_t id = 1; id < node_next; id++) {
-        uint64_t j = node_hash(npar[id], nip[id]) & (nslots - 1);
+    for (uint64_t i = 0; i < slot_cap; i++) {
+        uint64_t e = node_slots[i];
+        if (!e)
+            continue;
+        uint64_t j = slot_index(e >> 32, nbits);
         while (nsl[j])
             j = (j + 1) & (nslots - 1);
-        nsl[j] = id;
+        nsl[j] = e;
     }
     gs_pages_free(node_ip, node_cap * sizeof *node_ip);
     gs_pages_free(node_parent, node_cap * sizeof *node_parent);
@@ -78,28 +113,32 @@ static int node_grow(void)
     node_slots = nsl;
     node_cap = ncap;
     slot_cap = nslots;
+    slot_bits = nbits;
     return 0;
 }
 
 void gs_stack_lock(void) { gs_spin_lock(&stack_lock); }
 void gs_stack_unlock(void) { gs_spin_unlock(&stack_lock); }
 
-/* Caller holds stack_lock and the meta lock. Returns 0 on failure. */
-static uint32_t node_get(uint32_t parent, uint64_t ip)
+/* The node (parent, ip) whose path hash is ph. Caller holds stack_lock and
+ * the meta lock. Returns 0 on failure. */
+static uint32_t node_get(uint32_t parent, uint64_t ip, uint64_t ph)
 {
     if (node_next >= node_cap && node_grow())
         return 0;
-    uint64_t mask = slot_cap - 1, j = node_hash(parent, ip) & mask;
-    for (uint32_t id; (id = node_slots[j]); j = (j + 1) & mask)
-        if (node_ip[id] == ip && node_parent[id] == parent)
+    uint64_t tag = ph >> 32, mask = slot_cap - 1, j = slot_index(tag, slot_bits);
+    for (uint64_t e; (e = node_slots[j]); j = (j + 1) & mask) {
+        uint32_t id = (uint32_t)e;
+        if (e >> 32 == tag && node_ip[id] == ip && node_parent[id] == parent)
             return id;
+    }
     uint32_t id = node_next;
     if (gs_emit_stack_node(id, parent, ip))
         return 0;
     node_next++;
     node_ip[id] = ip;
     node_parent[id] = parent;
-    node_slots[j] = id;
+    node_slots[j] = tag << 32 | id;
     return id;
 }
 
@@ -134,20 +173,58 @@ static inline uint64_t stack_hash(const uintptr_t *ips, int n)
     return hash_end(h, n);
 }
 
-/* Interns ips[0..n) whose stack_hash() is h, and caches the id. */
+/* Interns ips[0..n) whose stack_hash() is h, and caches the id. The outer
+ * frames a stack shares with the thread's last interned one (the import
+ * machinery's and the interpreter's under every allocation of a Python
+ * import, the thread's start code under everything) name the same nodes,
+ * which the thread keeps (stk_ip, stk_id: a node's id never changes, in a
+ * fork child too): only the frames below them are looked up in the tree,
+ * under its lock, each lookup a few cache misses in a table of millions of
+ * nodes. */
 static uint32_t intern_hashed(struct gs_thread *th, const uintptr_t *ips, int n, uint64_t h)
 {
-    /* A new stack may come from a library loaded since we last looked:
-     * record the module map first (outside our locks: it takes the loader's). */
-    gs_modules_sync();
-    gs_spin_lock(&stack_lock);
-    gs_spin_lock(&gs_meta.lock);
     uint32_t id = 0;
-    for (int i = n - 1; i >= 0; i--)
-        if (!(id = node_get(id, ips[i])))
-            break;
-    gs_spin_unlock(&gs_meta.lock);
-    gs_spin_unlock(&stack_lock);
+    uint64_t ph = GS_PATH_SEED;
+    int k = 0;
+    if (th) {
+        while (k < n && k < th->stk_n && th->stk_ip[k] == ips[n - 1 - k])
+            k++;
+        if (k) {
+            id = th->stk_id[k - 1];
+            ph = th->stk_ph[k - 1];
+        }
+    }
+    if (k < n) {
+        /* A new stack may come from a library loaded since we last looked:
+         * record the module map first (outside our locks: it takes the
+         * loader's). */
+        gs_modules_sync();
+        gs_spin_lock(&stack_lock);
+        gs_spin_lock(&gs_meta.lock);
+        if (th) {
+            uint64_t p = ph;
+            for (int i = k; i < n; i++) {
+                p = path_step(p, ips[n - 1 - i]);
+                th->stk_ph[i] = p;
+                if (slot_bits)
+                    __builtin_prefetch(&node_slots[slot_index(p >> 32, slot_bits)]);
+            }
+        }
+        for (; k < n; k++) {
+            uint64_t ip = ips[n - 1 - k];
+            ph = th ? th->stk_ph[k] : path_step(ph, ip);
+            if (!(id = node_get(id, ip, ph)))
+                break;
+            if (th) {
+                th->stk_ip[k] = ip;
+                th->stk_id[k] = id;
+            }
+        }
+        gs_spin_unlock(&gs_meta.lock);
+        gs_spin_unlock(&stack_lock);
+        if (th)
+            th->stk_n = k;
+    }
     if (id && th) {
         unsigned slot = (unsigned)(h >> 54);
         th->cache_hash[slot] = h;
