@@ -1,7 +1,8 @@
 # Benchmarks. `make bench` builds the shim, the CLI and the bench programs,
 # then bench/run-bench.sh measures gcspy against bare runs and its peers
 # (heaptrack, valgrind memcheck, LeakSanitizer) in one run and prints the
-# ratios (docs/benchmarks.md). BENCH_QUICK=1 uses small sizes, BENCH_RUNS=N
+# ratios (docs/benchmarks.md); bench/hotpath-profile.sh counts the shim's
+# instructions per malloc/free pair by stage. BENCH_QUICK=1 uses small sizes, BENCH_RUNS=N
 # sets how many runs each median takes.
 #
 # The bench programs keep frame pointers so gcspy's default unwinder (fp)
@@ -19,3 +20,4 @@ bench-progs: $(BENCH_PROGS)
 bench: $(BUILD)/libgcspy.so $(BUILD)/gcspy $(BENCH_PROGS)
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) bash bench/run-bench.sh
 	@BUILD=$(BUILD) bash bench/scan-bench.sh
+	@BUILD=$(BUILD) bash bench/hotpath-profile.sh; [ $$? -ne 2 ]
