@@ -26,6 +26,12 @@ struct gs_analyze_opts {
     uint32_t max_frames;        /* frames per stack (0: 256) */
     int history;                /* also the run over time for the HTML page
                                    (result.h's history, history.h) */
+    int sites;                  /* also every site's figures (result.h's sites);
+                                   gs_analyze_file then reads the trace twice
+                                   (siteext.h says why) */
+    uint64_t temp_threshold_ns; /* sites: freed sooner is temporary (0: 1 ms) */
+    int sites_pass2;            /* inside: the second read, peak at sites_peak_t */
+    uint64_t sites_peak_t;
 };
 
 void gs_analyze_defaults(struct gs_analyze_opts *o);

@@ -1,0 +1,97 @@
+/*
+ * Every allocation site's figures (analyze_int.h, result.h's sites): what
+ * the model kept per site (allocations, live bytes, own highest), the
+ * replay-time extras (siteext.h: bytes allocated, live at the peak time,
+ * temporary allocations) and the site's leaked bytes, summed from the leak
+ * groups already built, so the exports and the views show the leak report's
+ * own figures. Only when gs_analyze_opts.sites asks: every site's stack is
+ * symbolized, which the other reports do not need.
+ */
+#include "analyze_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "siteext.h"
+
+static int by_alloc_bytes(const void *a, const void *b)
+{
+    const struct gs_sitestat *x = a, *y = b;
+    if (x->alloc_bytes != y->alloc_bytes)
+        return x->alloc_bytes > y->alloc_bytes ? -1 : 1;
+    return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+static int by_stack(const void *a, const void *b)
+{
+    const struct gs_sitestat *x = a, *y = b;
+    return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+/* Leak groups into their sites (v sorted by stack id): definite and
+ * indirect, suppressed ones left out, as the CI gate's default counts. */
+static void add_leaks(const struct gs_result *r, struct gs_sitestat *v, size_t n)
+{
+    for (uint32_t j = 0; j < r->nleaks; j++) {
+        const struct gs_leak *l = &r->leaks[j];
+        if (l->suppressed || (l->cls != GS_CLASS_DEFINITE && l->cls != GS_CLASS_INDIRECT))
+            continue;
+        struct gs_sitestat key = { .stack_id = l->stack_id };
+        struct gs_sitestat *s = bsearch(&key, v, n, sizeof *v, by_stack);
+        if (s) {
+            s->leaked_bytes += l->bytes;
+            s->leaked_blocks += l->blocks;
+        }
+    }
+}
+
+int gs_build_sites(struct gs_actx *c, const struct gs_siteext *x)
+{
+    const struct gs_model *m = c->m;
+    struct gs_result *r = c->r;
+    if (x->bucket) {
+        gs_siteext_peak(x, &r->peak_t, &r->peak_live);
+    } else {
+        r->peak_known = 1;
+        r->peak_t = x->peak_at;
+    }
+    r->temp_threshold_ns = x->threshold_ns;
+    r->temp_allocs = x->temp_allocs;
+    r->temp_bytes = x->temp_bytes;
+    r->sites_incomplete = x->failed;
+    r->sites = gs_arena_calloc(&r->arena, m->nsites ? m->nsites : 1, sizeof *r->sites);
+    if (!r->sites)
+        return -1;
+    size_t n = 0;
+    for (uint32_t i = 0; i < m->nsites; i++) {
+        const struct gs_site *s = &m->sites[i];
+        const struct gs_sitex *e = i < x->cap ? &x->v[i] : NULL;
+        if (!s->allocs && !s->live_blocks)
+            continue;
+        struct gs_sitestat *o = &r->sites[n++];
+        o->stack_id = s->stack;
+        o->mem = s->memcat;
+        o->allocs = s->allocs;
+        o->max_bytes = s->peak_bytes;
+        o->live_bytes = s->live_bytes > 0 ? (uint64_t)s->live_bytes : 0;
+        o->live_blocks = s->live_blocks;
+        if (e) {
+            o->alloc_bytes = e->alloc_bytes;
+            o->at_peak_bytes = e->at_peak_bytes;
+            o->at_peak_blocks = e->at_peak_blocks;
+            o->temp_allocs = e->temp_allocs;
+            o->temp_bytes = e->temp_bytes;
+        }
+    }
+    r->nsites = (uint32_t)n;
+    qsort(r->sites, n, sizeof *r->sites, by_stack);
+    add_leaks(r, r->sites, n);
+    qsort(r->sites, n, sizeof *r->sites, by_alloc_bytes);
+    for (size_t i = 0; i < n; i++) {
+        struct gs_sitestat *o = &r->sites[i];
+        if (gs_stacks_get(&c->stacks, o->stack_id, &o->st) ||
+            gs_stacks_site_frame(&c->stacks, o->stack_id, &o->site))
+            return -1;
+    }
+    return 0;
+}
