@@ -6,6 +6,9 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "result.h"
 
 const char *gs_fmt_bytes(char *buf, uint64_t n)
 {
@@ -34,5 +37,20 @@ const char *gs_fmt_ns(char *buf, uint64_t ns)
         snprintf(buf, 32, "%.1f us", (double)ns / 1e3);
     else
         snprintf(buf, 32, "%" PRIu64 " ns", ns);
+    return buf;
+}
+
+const char *gs_frame_label(const struct gs_frame *f, char *buf, size_t n, int no_line)
+{
+    const char *mod = f->module ? strrchr(f->module, '/') : NULL;
+    mod = mod ? mod + 1 : f->module;
+    if (f->function && f->file && f->line && !no_line)
+        snprintf(buf, n, "%s %s:%" PRIu32, f->function, f->file, f->line);
+    else if (f->function)
+        snprintf(buf, n, "%s", f->function);
+    else if (mod)
+        snprintf(buf, n, "%s+0x%" PRIx64, mod, f->offset);
+    else
+        snprintf(buf, n, "0x%" PRIx64, f->ip);
     return buf;
 }

@@ -1,15 +1,25 @@
 /*
  * Human units for text: the text report, the CI gate's verdict lines and
- * JUnit failure bodies print sizes and durations the same way.
+ * JUnit failure bodies print sizes and durations the same way; and frames
+ * as one line for the exports and `gcspy diff`.
  */
 #ifndef GCSPY_FMT_H
 #define GCSPY_FMT_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+struct gs_frame;
 
 /* "1.5 MiB", "512 bytes" (buf of 32). */
 const char *gs_fmt_bytes(char *buf, uint64_t n);
 /* "1.234 s", "12.5 ms", "800 us" (buf of 32). */
 const char *gs_fmt_ns(char *buf, uint64_t ns);
+
+/* A frame as one line, the same in every export and `gcspy diff`:
+ * "function file:line", "function", "module+0xoff" or "0xip" (buf of n
+ * bytes; returns buf). With no_line the line is left out (pprof keeps it
+ * apart). */
+const char *gs_frame_label(const struct gs_frame *f, char *buf, size_t n, int no_line);
 
 #endif /* GCSPY_FMT_H */

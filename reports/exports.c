@@ -4,8 +4,6 @@
  */
 #include "exports.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <string.h>
 
 static const char *const names[GS_SV__N] = {
@@ -39,19 +37,4 @@ uint64_t gs_sval_get(const struct gs_sitestat *s, int v)
     case GS_SV_TEMP_BYTES: return s->temp_bytes;
     default: return 0;
     }
-}
-
-const char *gs_frame_label(const struct gs_frame *f, char *buf, size_t n, int no_line)
-{
-    const char *mod = f->module ? strrchr(f->module, '/') : NULL;
-    mod = mod ? mod + 1 : f->module;
-    if (f->function && f->file && f->line && !no_line)
-        snprintf(buf, n, "%s %s:%" PRIu32, f->function, f->file, f->line);
-    else if (f->function)
-        snprintf(buf, n, "%s", f->function);
-    else if (mod)
-        snprintf(buf, n, "%s+0x%" PRIx64, mod, f->offset);
-    else
-        snprintf(buf, n, "0x%" PRIx64, f->ip);
-    return buf;
 }

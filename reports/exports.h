@@ -1,7 +1,8 @@
 /*
  * What the exports (pprof.c, collapsed.c) and the site views (siteview.c)
- * share: the per-site values they can show, and one way to name a frame,
- * so a site reads the same in a flame graph, in pprof and in `gcspy diff`.
+ * share: the per-site values they can show (frames are named by fmt.h's
+ * gs_frame_label, so a site reads the same in a flame graph, in pprof and
+ * in `gcspy diff`).
  * They all read result.h's sites, which `gcspy report` asks the analysis
  * for (gs_analyze_opts.sites) when one of these formats is chosen.
  */
@@ -32,10 +33,8 @@ const char *gs_sval_name(int v);
 int gs_sval_find(const char *s);
 uint64_t gs_sval_get(const struct gs_sitestat *s, int v);
 
-/* A frame as one line: "function file:line", "function", "module+0xoff" or
- * "0xip" (buf of n bytes; the result is buf). With no_line the line is left
- * out (pprof keeps it apart). */
-const char *gs_frame_label(const struct gs_frame *f, char *buf, size_t n, int no_line);
+/* Frames are named by gs_frame_label (analyzer/fmt.h). */
+#include "../analyzer/fmt.h"
 
 extern const struct gs_reporter gs_reporter_pprof;
 extern const struct gs_reporter gs_reporter_collapsed;

@@ -8,6 +8,9 @@
 #   collapsed  folded stacks, by leaked bytes (default) and --value peak
 #   peak       live at the peak time, by site
 #   temporary  freed within the tick of being made, by site
+#   diff       runs with N=1 and N=3 (leak_n 1000 -> 3000 bytes), the reverse,
+#              and against analyzer_leaky (sites new and gone); exit statuses
+#              of --fail-on-growth
 # Skipped when the shim is not built.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
@@ -90,6 +93,43 @@ grep -A1 '^ *3000 bytes in 1 blocks (3000 bytes at the end)$' "$T/pk.txt" | grep
 grep -A1 '^ *200 temporary of 200 allocations, 12.5 KiB$' "$T/tm.txt" | grep -q 'at temp_one ' ||
   fail "temporary: temp_one: $(cat "$T/tm.txt")"
 grep -q 'at peak_buf\|at held_one' "$T/tm.txt" && fail "temporary: a held block counted"
+
+# diff: N=1 -> N=3 grows leak_n by 2000 bytes, nothing else changes
+run 1 || fail "analyzer_exports 1 failed under the shim"
+"$G" diff "$T/n1.trace" "$TR" >"$T/d.txt" || fail "diff exit status $?"
+grep -q '^  +2000 bytes grown  at leak_n tests/programs/analyzer_exports.c:[0-9]* (1000 bytes -> 3000 bytes)$' "$T/d.txt" ||
+  fail "diff text: $(cat "$T/d.txt")"
+grep -q '^0 new, 0 gone, 1 grown, 0 shrunk; new and grown rose 2000 bytes$' "$T/d.txt" || fail "diff counts"
+"$G" diff "$T/n1.trace" "$TR" --fail-on-growth 1999 >/dev/null 2>"$T/err"; rc=$?
+[ "$rc" = 1 ] || fail "--fail-on-growth 1999 -> $rc, want 1"
+grep -q '^gcspy diff: FAIL: new and grown sites rose 2000 bytes, over the 1999 bytes allowed$' "$T/err" ||
+  fail "diff FAIL line: $(cat "$T/err")"
+"$G" diff "$T/n1.trace" "$TR" --fail-on-growth 2000 >/dev/null || fail "--fail-on-growth 2000 -> $?, want 0"
+"$G" diff "$TR" "$T/n1.trace" --fail-on-growth 0 --format json -o "$T/d.json" || fail "reverse diff -> $?, want 0"
+$PY - "$T/d.json" <<'X' || fail "diff json (reverse)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert (d["value"], d["total_a"], d["total_b"], d["rise"], d["failed"]) == ("leaked", 3500, 1500, 0, False), d
+assert [(s["status"], s["site"].split()[0], s["a"], s["b"], s["delta"]) for s in d["sites"]] == \
+    [("shrunk", "leak_n", 3000, 1000, -2000)], d["sites"]
+X
+L=build/tests/programs/analyzer_leaky
+if [ -x "$L" ]; then
+  timeout 60 env LD_PRELOAD="$LIB" GCSPY_QUIET=1 GCSPY_OUTPUT="$T/leaky.trace" GCSPY_SCAN_AT_EXIT=1 "$L" >/dev/null
+  "$G" diff "$T/leaky.trace" "$TR" --format json -o "$T/d2.json" --fail-on-growth 3499 2>/dev/null; rc=$?
+  [ "$rc" = 1 ] || fail "diff leaky -> exports: $rc, want 1"
+  $PY - "$T/d2.json" <<'X' || fail "diff json (new and gone)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+got = {(s["status"], s["site"].split()[0], s["a"], s["b"]) for s in d["sites"]}
+want = {("new", "leak_n", 0, 3000), ("new", "leak_fixed", 0, 500), ("gone", "lose_one", 111, 0)}
+assert want <= got, got
+assert ("gone", "make_list", 144, 0) in got or {("gone", "make_list", 48, 0), ("gone", "make_list", 96, 0)} <= got, got
+assert d["rise"] == 3500 and d["failed"] is True, d
+X
+fi
+"$G" diff "$TR" 2>"$T/err"; rc=$?
+[ "$rc" = 2 ] && grep -q '^gcspy diff: two traces are needed, A and B (1 given)$' "$T/err" || fail "diff with one trace: $rc $(cat "$T/err")"
 
 [ "$fails" = 0 ] && echo "exports: all passed"
 exit $((fails > 0))
