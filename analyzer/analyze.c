@@ -234,23 +234,36 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
     return 0;
 }
 
+/* A trace to read twice: a file by path, or bytes in memory (data set). */
+struct source {
+    const char *path;
+    const void *data;
+    size_t len;
+};
+
+static struct gs_reader *source_open(const struct source *src, char *err, size_t errlen)
+{
+    return src->data ? gs_reader_open_mem(src->data, src->len, err, errlen)
+                     : gs_reader_open(src->path, err, errlen);
+}
+
 /* The sites' peak needs the peak time before the replay that sums the
  * sites at it (siteext.h): a first read, unsymbolized, finds it. */
-static int analyze_sites(const char *path, const struct gs_analyze_opts *o,
-                         struct gs_symbolizer *sym, struct gs_result **out,
-                         char *err, size_t errlen)
+static int analyze_sites(const struct source *src, const char *name,
+                         const struct gs_analyze_opts *o, struct gs_symbolizer *sym,
+                         struct gs_result **out, char *err, size_t errlen)
 {
     struct gs_result *r1;
-    struct gs_reader *rd = gs_reader_open(path, err, errlen);
-    if (!rd || analyze(rd, path, o, NULL, &r1, err, errlen))
+    struct gs_reader *rd = source_open(src, err, errlen);
+    if (!rd || analyze(rd, name, o, NULL, &r1, err, errlen))
         return -1;
     struct gs_analyze_opts o2 = *o;
     o2.sites_pass2 = 1;
     o2.sites_peak_t = r1->peak_t;
     uint64_t live = r1->peak_live;
     gs_result_free(r1);
-    rd = gs_reader_open(path, err, errlen);
-    if (!rd || analyze(rd, path, &o2, sym, out, err, errlen))
+    rd = source_open(src, err, errlen);
+    if (!rd || analyze(rd, name, &o2, sym, out, err, errlen))
         return -1;
     (*out)->peak_live = live;
     return 0;
@@ -260,8 +273,10 @@ int gs_analyze_file(const char *path, const struct gs_analyze_opts *o,
                     struct gs_symbolizer *sym, struct gs_result **out,
                     char *err, size_t errlen)
 {
-    if (o && o->sites && !o->sites_pass2 && strcmp(path, "-") != 0)
-        return analyze_sites(path, o, sym, out, err, errlen);
+    if (o && o->sites && !o->sites_pass2 && strcmp(path, "-") != 0) {
+        struct source src = { path, NULL, 0 };
+        return analyze_sites(&src, path, o, sym, out, err, errlen);
+    }
     struct gs_reader *rd = strcmp(path, "-") == 0
                                ? gs_reader_open_fd(0, "standard input", err, errlen)
                                : gs_reader_open(path, err, errlen);
@@ -274,6 +289,10 @@ int gs_analyze_mem(const void *data, size_t len, const char *name,
                    const struct gs_analyze_opts *o, struct gs_symbolizer *sym,
                    struct gs_result **out, char *err, size_t errlen)
 {
+    if (o && o->sites && !o->sites_pass2) {
+        struct source src = { name, data, len };
+        return analyze_sites(&src, name, o, sym, out, err, errlen);
+    }
     struct gs_reader *rd = gs_reader_open_mem(data, len, err, errlen);
     if (!rd)
         return -1;

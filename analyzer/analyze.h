@@ -27,8 +27,8 @@ struct gs_analyze_opts {
     int history;                /* also the run over time for the HTML page
                                    (result.h's history, history.h) */
     int sites;                  /* also every site's figures (result.h's sites);
-                                   gs_analyze_file then reads the trace twice
-                                   (siteext.h says why) */
+                                   the trace is then read twice (siteext.h
+                                   says why), but for standard input */
     uint64_t temp_threshold_ns; /* sites: freed sooner is temporary (0: 1 ms) */
     int sites_pass2;            /* inside: the second read, peak at sites_peak_t */
     uint64_t sites_peak_t;

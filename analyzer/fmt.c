@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "result.h"
+#include "utf8.h"
 
 const char *gs_fmt_bytes(char *buf, uint64_t n)
 {
@@ -40,6 +41,22 @@ const char *gs_fmt_ns(char *buf, uint64_t ns)
     return buf;
 }
 
+char *gs_fmt_clean(char *s)
+{
+    unsigned char *p = (unsigned char *)s;
+    size_t n = strlen(s);
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t len = gs_utf8_seq(p + i, n - i, &cp);
+        if (len && gs_utf8_printable(cp)) {
+            i += len;
+        } else {
+            p[i++] = '?';
+        }
+    }
+    return s;
+}
+
 const char *gs_frame_label(const struct gs_frame *f, char *buf, size_t n, int no_line)
 {
     const char *mod = f->module ? strrchr(f->module, '/') : NULL;
@@ -52,5 +69,6 @@ const char *gs_frame_label(const struct gs_frame *f, char *buf, size_t n, int no
         snprintf(buf, n, "%s+0x%" PRIx64, mod, f->offset);
     else
         snprintf(buf, n, "0x%" PRIx64, f->ip);
-    return buf;
+    /* a cut at n may split a sequence: gs_fmt_clean turns its bytes to '?' */
+    return gs_fmt_clean(buf);
 }

@@ -16,10 +16,15 @@ const char *gs_fmt_bytes(char *buf, uint64_t n);
 /* "1.234 s", "12.5 ms", "800 us" (buf of 32). */
 const char *gs_fmt_ns(char *buf, uint64_t ns);
 
+/* Trace-provided text made safe in place for a terminal and for formats
+ * that require UTF-8 (protobuf strings): every byte that does not begin a
+ * well-formed sequence of a printable code point (utf8.h) becomes '?', so
+ * the length never grows. Returns s. */
+char *gs_fmt_clean(char *s);
 /* A frame as one line, the same in every export and `gcspy diff`:
  * "function file:line", "function", "module+0xoff" or "0xip" (buf of n
- * bytes; returns buf). With no_line the line is left out (pprof keeps it
- * apart). */
+ * bytes; returns buf), cleaned (gs_fmt_clean). With no_line the line is
+ * left out (pprof keeps it apart). */
 const char *gs_frame_label(const struct gs_frame *f, char *buf, size_t n, int no_line);
 
 #endif /* GCSPY_FMT_H */

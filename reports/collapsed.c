@@ -7,9 +7,10 @@
  * in byte order so that runs compare with diff(1). With several traces each
  * stack starts with a frame "pid N".
  *
- * A frame is named as in every other view (gs_frame_label). The format has
- * no escaping: a ';' in a name (C++ templates do not have them, trace text
- * may) becomes ':', and control characters '?', so every line parses.
+ * A frame is named as in every other view (gs_frame_label, which turns
+ * control characters and bytes that are not UTF-8 into '?'). The format
+ * has no escaping: a ';' in a name (trace text may hold one) becomes ':',
+ * so every line parses.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -29,8 +30,6 @@ static void clean(char *s)
     for (; *s; s++)
         if (*s == ';')
             *s = ':';
-        else if ((unsigned char)*s < 0x20 || *s == 0x7f)
-            *s = '?';
 }
 
 /* The folded stack of site s (pid prefix when given), malloc'd; NULL when

@@ -119,9 +119,10 @@ oom:
 
 static uint64_t func_id(struct pp *p, const struct gs_frame *f)
 {
-    char name[512], key[1024];
+    char name[512], file[512], key[1040];
     gs_frame_label(f, name, sizeof name, 1);
-    const char *file = f->file ? f->file : (f->module ? f->module : "");
+    snprintf(file, sizeof file, "%s", f->file ? f->file : (f->module ? f->module : ""));
+    gs_fmt_clean(file);     /* protobuf strings are UTF-8 */
     snprintf(key, sizeof key, "%s\x1f%s", name, file);
     uint64_t id;
     size_t j;
