@@ -3,6 +3,8 @@
  */
 #include "diff.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,14 +18,16 @@ struct ent {
     int side;                       /* 0: A, 1: B */
 };
 
-/* Site s's stack as one string, outermost first; NULL when out of memory. */
+/* Site s's stack as one string, outermost first; NULL when out of memory.
+ * A stack with no frames (not symbolized) is "stack ID": ids do not match
+ * across runs, but such sites must not all read as one. */
 static char *stack_key(const struct gs_sitestat *s)
 {
     size_t cap = 128, len = 0;
     char *k = malloc(cap), buf[1024];
     if (!k)
         return NULL;
-    k[0] = 0;
+    snprintf(k, cap, s->st.n ? "" : "stack %" PRIu32, s->stack_id);
     for (uint32_t i = s->st.n; i-- > 0;) {
         size_t n = strlen(gs_frame_label(&s->st.f[i], buf, sizeof buf, 0));
         if (GS_GROW(k, cap, len + n + 2)) {
