@@ -206,8 +206,9 @@ struct gs_result {
 
     struct gs_timeline tl;
 
-    /* every allocation site (sites.c), largest allocated bytes first; NULL
-     * unless gs_analyze_opts.sites asked */
+    /* the allocation sites (sites.c): every one, largest allocated bytes
+     * first, or those gs_analyze_opts.sites_rank keeps, by rank; NULL unless
+     * gs_analyze_opts.sites asked. A site past sites_max has no frames */
     struct gs_sitestat *sites;
     uint32_t nsites;
     int sites_incomplete;           /* out of memory while replaying: partial */

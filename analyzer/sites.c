@@ -4,8 +4,8 @@
  * replay-time extras (siteext.h: bytes allocated, live at the peak time,
  * temporary allocations) and the site's leaked bytes, summed from the leak
  * groups already built, so the exports and the views show the leak report's
- * own figures. Only when gs_analyze_opts.sites asks: every site's stack is
- * symbolized, which the other reports do not need.
+ * own figures. Only when gs_analyze_opts.sites asks, and only the sites its
+ * rank keeps are symbolized (analyze.h): the other reports need none.
  */
 #include "analyze_int.h"
 
@@ -14,12 +14,41 @@
 
 #include "siteext.h"
 
-static int by_alloc_bytes(const void *a, const void *b)
+/* Sites with their rank (the caller's, or bytes allocated), for ordering. */
+struct ranked {
+    uint64_t rank;
+    struct gs_sitestat s;
+};
+
+static int by_rank(const void *a, const void *b)
 {
-    const struct gs_sitestat *x = a, *y = b;
-    if (x->alloc_bytes != y->alloc_bytes)
-        return x->alloc_bytes > y->alloc_bytes ? -1 : 1;
-    return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+    const struct ranked *x = a, *y = b;
+    if (x->rank != y->rank)
+        return x->rank > y->rank ? -1 : 1;
+    return x->s.stack_id < y->s.stack_id ? -1 : x->s.stack_id > y->s.stack_id;
+}
+
+/* Orders r's sites by rank, leaving out those ranked 0 when the caller
+ * ranks; 0, or -1 when out of memory. */
+static int order(struct gs_result *r, const struct gs_analyze_opts *o)
+{
+    size_t n = r->nsites, k = 0;
+    struct ranked *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t rank = o->sites_rank ? o->sites_rank(&r->sites[i], o->sites_rank_which)
+                                      : r->sites[i].alloc_bytes;
+        if (rank || !o->sites_rank)
+            v[k++] = (struct ranked){ rank, r->sites[i] };
+    }
+    if (k)
+        qsort(v, k, sizeof *v, by_rank);
+    for (size_t i = 0; i < k; i++)
+        r->sites[i] = v[i].s;
+    r->nsites = (uint32_t)k;
+    free(v);
+    return 0;
 }
 
 static int by_stack(const void *a, const void *b)
@@ -86,7 +115,11 @@ int gs_build_sites(struct gs_actx *c, const struct gs_siteext *x)
     r->nsites = (uint32_t)n;
     qsort(r->sites, n, sizeof *r->sites, by_stack);
     add_leaks(r, r->sites, n);
-    qsort(r->sites, n, sizeof *r->sites, by_alloc_bytes);
+    if (order(r, c->o))
+        return -1;
+    n = r->nsites;
+    if (c->o->sites_max && n > c->o->sites_max)
+        n = c->o->sites_max;    /* the rest stay unsymbolized */
     for (size_t i = 0; i < n; i++) {
         struct gs_sitestat *o = &r->sites[i];
         if (gs_stacks_get(&c->stacks, o->stack_id, &o->st) ||

@@ -36,6 +36,9 @@ uint64_t gs_sval_get(const struct gs_sitestat *s, int v);
 /* Frames are named by gs_frame_label (analyzer/fmt.h). */
 #include "../analyzer/fmt.h"
 
+/* Sites the peak and temporary views list when --max-groups is not given. */
+#define GS_SITEVIEW_ROWS 20
+
 extern const struct gs_reporter gs_reporter_pprof;
 extern const struct gs_reporter gs_reporter_collapsed;
 extern const struct gs_reporter gs_reporter_peak;

@@ -77,7 +77,7 @@ static int section(struct gs_report_ctx *c, const struct gs_report_item *it, int
     const struct gs_sitestat **v = sorted_by(r, value, &n);
     if (!v)
         return -1;
-    uint32_t max = c->o->max_groups ? c->o->max_groups : 20;
+    uint32_t max = c->o->max_groups ? c->o->max_groups : GS_SITEVIEW_ROWS;
     uint32_t frames = c->o->max_frames ? c->o->max_frames : 4;
     for (size_t i = 0; i < n && i < max; i++) {
         const struct gs_sitestat *s = v[i];

@@ -86,6 +86,8 @@ static int parse(int argc, char **argv, struct diff_args *d)
         return -1;
     }
     d->c.ao.sites = 1;
+    d->c.ao.sites_rank = gs_sval_get;  /* only sites with a value are compared */
+    d->c.ao.sites_rank_which = d->value;
     return 0;
 }
 

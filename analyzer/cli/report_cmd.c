@@ -116,6 +116,16 @@ static int parse(int argc, char **argv, struct report_args *ra)
     /* the exports and the site views read every site's figures */
     ao->sites = rep == &gs_reporter_pprof || rep == &gs_reporter_collapsed ||
                 rep == &gs_reporter_peak || rep == &gs_reporter_temporary;
+    /* symbolize only what is shown: pprof every site; collapsed the sites
+     * with a value; the views the largest --max-groups (siteview.c: 20) */
+    if (rep == &gs_reporter_collapsed) {
+        ao->sites_rank = gs_sval_get;
+        ao->sites_rank_which = ro->value;
+    } else if (rep == &gs_reporter_peak || rep == &gs_reporter_temporary) {
+        ao->sites_rank = gs_sval_get;
+        ao->sites_rank_which = rep == &gs_reporter_peak ? GS_SV_PEAK : GS_SV_TEMP;
+        ao->sites_max = ro->max_groups ? ro->max_groups : GS_SITEVIEW_ROWS;
+    }
     return 0;
 }
 
