@@ -131,5 +131,13 @@ fi
 "$G" diff "$TR" 2>"$T/err"; rc=$?
 [ "$rc" = 2 ] && grep -q '^gcspy diff: two traces are needed, A and B (1 given)$' "$T/err" || fail "diff with one trace: $rc $(cat "$T/err")"
 
+# several traces: one collapsed output, each stack under its process
+"$G" report --format collapsed "$T/n1.trace" "$TR" >"$T/c2.txt" || fail "collapsed of two traces"
+p1=$("$G" dump "$T/n1.trace" | sed -n 's/^process pid=\([0-9]*\) .*/\1/p' | head -1)
+p3=$("$G" dump "$TR" | sed -n 's/^process pid=\([0-9]*\) .*/\1/p' | head -1)
+grep -q "^pid $p1;.*;leak_n [^;]* 1000\$" "$T/c2.txt" && grep -q "^pid $p3;.*;leak_n [^;]* 3000\$" "$T/c2.txt" ||
+  fail "collapsed of two traces (pids $p1 $p3): $(cat "$T/c2.txt")"
+grep -vq '^pid ' "$T/c2.txt" && fail "collapsed of two traces: a line without its pid"
+
 [ "$fails" = 0 ] && echo "exports: all passed"
 exit $((fails > 0))
