@@ -3,8 +3,6 @@
  */
 #include "diff.h"
 
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,30 +15,6 @@ struct ent {
     uint64_t v;
     int side;                       /* 0: A, 1: B */
 };
-
-/* Site s's stack as one string, outermost first; NULL when out of memory.
- * A stack with no frames (not symbolized) is "stack ID": ids do not match
- * across runs, but such sites must not all read as one. */
-static char *stack_key(const struct gs_sitestat *s)
-{
-    size_t cap = 128, len = 0;
-    char *k = malloc(cap), buf[1024];
-    if (!k)
-        return NULL;
-    snprintf(k, cap, s->st.n ? "" : "stack %" PRIu32, s->stack_id);
-    for (uint32_t i = s->st.n; i-- > 0;) {
-        size_t n = strlen(gs_frame_label(&s->st.f[i], buf, sizeof buf, 0));
-        if (GS_GROW(k, cap, len + n + 2)) {
-            free(k);
-            return NULL;
-        }
-        if (len)
-            k[len++] = ';';
-        memcpy(k + len, buf, n + 1);
-        len += n;
-    }
-    return k;
-}
 
 static int by_key(const void *x, const void *y)
 {
@@ -66,7 +40,7 @@ static int collect(const struct gs_result *r, int side, gs_diff_value_fn get, in
         uint64_t val = get(&r->sites[i], which);
         if (!val)
             continue;
-        char *k = stack_key(&r->sites[i]);
+        char *k = gs_stack_text(&r->sites[i], NULL);
         if (!k || GS_GROW(*v, *cap, *n + 1)) {
             free(k);
             return -1;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 struct gs_frame;
+struct gs_sitestat;
 
 /* "1.5 MiB", "512 bytes" (buf of 32). */
 const char *gs_fmt_bytes(char *buf, uint64_t n);
@@ -26,5 +27,11 @@ char *gs_fmt_clean(char *s);
  * bytes; returns buf), cleaned (gs_fmt_clean). With no_line the line is
  * left out (pprof keeps it apart). */
 const char *gs_frame_label(const struct gs_frame *f, char *buf, size_t n, int no_line);
+/* Site s's stack as one line of folded text, the key `gcspy diff` matches
+ * sites by and the stack of a collapsed line: prefix (when not NULL), then
+ * the frames outermost first (gs_frame_label), ';' between, a ';' inside a
+ * name made ':'; "stack ID" for a stack with no frames (not symbolized).
+ * malloc'd; NULL when out of memory. */
+char *gs_stack_text(const struct gs_sitestat *s, const char *prefix);
 
 #endif /* GCSPY_FMT_H */

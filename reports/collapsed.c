@@ -7,10 +7,9 @@
  * in byte order so that runs compare with diff(1). With several traces each
  * stack starts with a frame "pid N".
  *
- * A frame is named as in every other view (gs_frame_label, which turns
- * control characters and bytes that are not UTF-8 into '?'). The format
- * has no escaping: a ';' in a name (trace text may hold one) becomes ':',
- * so every line parses.
+ * The stacks are fmt.h's gs_stack_text, which `gcspy diff` matches on too:
+ * frames named as in every other view, and since the format has no
+ * escaping, a ';' inside a name made ':' so every line parses.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -24,50 +23,6 @@ struct line {
     char *stack;
     uint64_t value;
 };
-
-static void clean(char *s)
-{
-    for (; *s; s++)
-        if (*s == ';')
-            *s = ':';
-}
-
-/* The folded stack of site s (pid prefix when given), malloc'd; NULL when
- * out of memory. */
-static char *fold(const struct gs_sitestat *s, const char *prefix)
-{
-    size_t cap = 256, len = 0;
-    char *out = malloc(cap), buf[1024];
-    if (!out)
-        return NULL;
-    out[0] = 0;
-    for (int64_t k = (int64_t)s->st.n; k >= -1; k--) {
-        const char *name;
-        if (k == (int64_t)s->st.n) {
-            if (!prefix)
-                continue;
-            name = prefix;
-        } else if (k == -1) {
-            if (s->st.n)
-                break;
-            snprintf(buf, sizeof buf, "stack %" PRIu32, s->stack_id);
-            name = buf;
-        } else {
-            name = gs_frame_label(&s->st.f[k], buf, sizeof buf, 0);
-        }
-        size_t nl = strlen(name);
-        if (GS_GROW(out, cap, len + nl + 2)) {
-            free(out);
-            return NULL;
-        }
-        if (len)
-            out[len++] = ';';
-        memcpy(out + len, name, nl + 1);
-        clean(out + len);
-        len += nl;
-    }
-    return out;
-}
 
 static int by_stack(const void *a, const void *b)
 {
@@ -89,7 +44,7 @@ static int summary(struct gs_report_ctx *c, const struct gs_report_item *items, 
             uint64_t val = gs_sval_get(&r->sites[j], c->o->value);
             if (!val)
                 continue;
-            char *st = fold(&r->sites[j], n > 1 ? pid : NULL);
+            char *st = gs_stack_text(&r->sites[j], n > 1 ? pid : NULL);
             if (!st || GS_GROW(v, cap, nv + 1)) {
                 free(st);
                 rc = -1;
