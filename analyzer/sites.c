@@ -106,8 +106,9 @@ int gs_build_sites(struct gs_actx *c, const struct gs_siteext *x)
         o->live_blocks = s->live_blocks;
         if (e) {
             o->alloc_bytes = e->alloc_bytes;
-            o->at_peak_bytes = e->at_peak_bytes;
-            o->at_peak_blocks = e->at_peak_blocks;
+            /* a first read (x->bucket) sums every block: not the peak's */
+            o->at_peak_bytes = x->bucket ? 0 : e->at_peak_bytes;
+            o->at_peak_blocks = x->bucket ? 0 : e->at_peak_blocks;
             o->temp_allocs = e->temp_allocs;
             o->temp_bytes = e->temp_bytes;
         }

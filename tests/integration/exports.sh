@@ -88,6 +88,10 @@ grep -A1 '^ *977 KiB in 10 blocks (0 bytes at the end)$' "$T/pk.txt" | grep -q '
   fail "peak: peak_buf: $(cat "$T/pk.txt")"
 grep -A1 '^ *3000 bytes in 1 blocks (3000 bytes at the end)$' "$T/pk.txt" | grep -q 'at leak_n ' ||
   fail "peak: leak_n"
+# standard input is read once: no peak values, and the view says why
+[ -z "$("$G" report --format collapsed --value peak - <"$TR")" ] || fail "peak values from standard input"
+"$G" report --format peak - <"$TR" | grep -q '^  no peak view: it reads the trace twice, which standard input cannot be$' ||
+  fail "peak view from standard input"
 # temporary: temp_one's 200, nothing of the blocks held 30 ms
 "$G" report --format temporary --max-frames 1 "$TR" >"$T/tm.txt" || fail "report --format temporary"
 grep -A1 '^ *200 temporary of 200 allocations, 12.5 KiB$' "$T/tm.txt" | grep -q 'at temp_one ' ||
