@@ -35,8 +35,9 @@ static void usage(FILE *f)
             "                        temporary, temporary-bytes\n"
             "  --temporary-ms X      freed less than X ms after made: temporary (1)\n"
             "  -o, --output FILE     write the report to FILE instead of standard output\n"
-            "  --max-groups N        leak stacks listed per class (text 20, json 200, html 100)\n"
-            "  --max-frames N        frames printed per stack in text (16)\n"
+            "  --max-groups N        leak stacks listed per class (text 20, json 200, html 100);\n"
+            "                        peak, temporary: sites listed (20)\n"
+            "  --max-frames N        frames printed per stack in text (16); peak, temporary (4)\n"
             "  --show-reachable      text: list still-reachable and not-freed stacks too\n"
             "  --no-timeline         json: leave out the memory-over-time series\n"
             GS_COMMON_HELP
