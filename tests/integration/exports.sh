@@ -135,6 +135,16 @@ fi
 "$G" diff "$TR" 2>"$T/err"; rc=$?
 [ "$rc" = 2 ] && grep -q '^gcspy diff: two traces are needed, A and B (1 given)$' "$T/err" || fail "diff with one trace: $rc $(cat "$T/err")"
 
+# bad input: one line naming the problem, exit 2
+"$G" diff "$T/missing.trace" "$TR" >/dev/null 2>"$T/err"; rc=$?
+[ "$rc" = 2 ] && [ "$(wc -l <"$T/err")" = 1 ] && grep -q "^gcspy diff: $T/missing.trace: No such file or directory$" "$T/err" ||
+  fail "diff of a missing trace: $rc $(cat "$T/err")"
+"$G" diff "$T/n1.trace" "$TR" --format xml >/dev/null 2>"$T/err"; rc=$?
+[ "$rc" = 2 ] && grep -q "^gcspy diff: unknown format 'xml' (text or json)$" "$T/err" || fail "diff --format xml: $rc"
+"$G" report --format pprofx "$TR" >/dev/null 2>"$T/err"; rc=$?
+[ "$rc" = 2 ] && grep -q "^gcspy report: unknown format 'pprofx' (text, json, html, pprof, collapsed, peak or temporary)$" "$T/err" ||
+  fail "report --format pprofx: $rc $(cat "$T/err")"
+
 # several traces: one collapsed output, each stack under its process
 "$G" report --format collapsed "$T/n1.trace" "$TR" >"$T/c2.txt" || fail "collapsed of two traces"
 p1=$("$G" dump "$T/n1.trace" | sed -n 's/^process pid=\([0-9]*\) .*/\1/p' | head -1)
