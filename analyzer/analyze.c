@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "siteext.h"
 #include "sitelog.h"
 #include "snapshots.h"
 #include "validate.h"
@@ -41,6 +42,7 @@ struct pass {
     struct gs_validate val;
     struct gs_snaps *snaps;         /* NULL: no history */
     struct gs_sitelog log;
+    struct gs_siteext ext;          /* kept when o->sites */
     uint64_t due;                   /* snaps->due, kept at hand */
     uint64_t t_event;               /* the latest allocation or free event */
 };
@@ -166,7 +168,8 @@ static int build(struct pass *p, const char *name, const struct gs_analyze_opts 
     gs_stacks_init(&c.stacks, &p->m, sym, &r->arena, o->max_frames);
     r->trace = gs_arena_strdup(&r->arena, name);
     int rc = !r->trace || gs_build_process(&c) || gs_build_leaks(&c) ||
-                     gs_build_suspects(&c) || gs_build_pauses(&c) || gs_build_timeline(&c)
+                     gs_build_suspects(&c) || gs_build_pauses(&c) || gs_build_timeline(&c) ||
+                     (p->m.ext && gs_build_sites(&c, p->m.ext))
                  ? -1
                  : 0;
     if (!rc && p->snaps)
@@ -184,6 +187,7 @@ static void pass_free(struct pass *p)
     gs_model_free(&p->m);
     gs_snaps_free(p->snaps);
     gs_sitelog_free(&p->log);
+    gs_siteext_free(&p->ext);
     free(p);
 }
 
@@ -202,6 +206,11 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
     if (p) {
         gs_validate_init(&p->val);
         p->due = UINT64_MAX;
+        if (ok && o->sites) {
+            ok = gs_siteext_init(&p->ext, o->sites_pass2 ? o->sites_peak_t : UINT64_MAX,
+                                 o->temp_threshold_ns ? o->temp_threshold_ns : 1000000) == 0;
+            p->m.ext = &p->ext;
+        }
         if (ok && o->history) {
             p->snaps = gs_snaps_new();
             gs_sitelog_init(&p->log, &p->m.cps[GS_AXIS_STEP], o->growth.min_points);
@@ -225,10 +234,49 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
     return 0;
 }
 
+/* A trace to read twice: a file by path, or bytes in memory (data set). */
+struct source {
+    const char *path;
+    const void *data;
+    size_t len;
+};
+
+static struct gs_reader *source_open(const struct source *src, char *err, size_t errlen)
+{
+    return src->data ? gs_reader_open_mem(src->data, src->len, err, errlen)
+                     : gs_reader_open(src->path, err, errlen);
+}
+
+/* The sites' peak needs the peak time before the replay that sums the
+ * sites at it (siteext.h): a first read, unsymbolized, finds it. */
+static int analyze_sites(const struct source *src, const char *name,
+                         const struct gs_analyze_opts *o, struct gs_symbolizer *sym,
+                         struct gs_result **out, char *err, size_t errlen)
+{
+    struct gs_result *r1;
+    struct gs_reader *rd = source_open(src, err, errlen);
+    if (!rd || analyze(rd, name, o, NULL, &r1, err, errlen))
+        return -1;
+    struct gs_analyze_opts o2 = *o;
+    o2.sites_pass2 = 1;
+    o2.sites_peak_t = r1->peak_t;
+    uint64_t live = r1->peak_live;
+    gs_result_free(r1);
+    rd = source_open(src, err, errlen);
+    if (!rd || analyze(rd, name, &o2, sym, out, err, errlen))
+        return -1;
+    (*out)->peak_live = live;
+    return 0;
+}
+
 int gs_analyze_file(const char *path, const struct gs_analyze_opts *o,
                     struct gs_symbolizer *sym, struct gs_result **out,
                     char *err, size_t errlen)
 {
+    if (o && o->sites && !o->sites_pass2 && strcmp(path, "-") != 0) {
+        struct source src = { path, NULL, 0 };
+        return analyze_sites(&src, path, o, sym, out, err, errlen);
+    }
     struct gs_reader *rd = strcmp(path, "-") == 0
                                ? gs_reader_open_fd(0, "standard input", err, errlen)
                                : gs_reader_open(path, err, errlen);
@@ -241,6 +289,10 @@ int gs_analyze_mem(const void *data, size_t len, const char *name,
                    const struct gs_analyze_opts *o, struct gs_symbolizer *sym,
                    struct gs_result **out, char *err, size_t errlen)
 {
+    if (o && o->sites && !o->sites_pass2) {
+        struct source src = { name, data, len };
+        return analyze_sites(&src, name, o, sym, out, err, errlen);
+    }
     struct gs_reader *rd = gs_reader_open_mem(data, len, err, errlen);
     if (!rd)
         return -1;

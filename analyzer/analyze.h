@@ -26,6 +26,19 @@ struct gs_analyze_opts {
     uint32_t max_frames;        /* frames per stack (0: 256) */
     int history;                /* also the run over time for the HTML page
                                    (result.h's history, history.h) */
+    int sites;                  /* also every site's figures (result.h's sites);
+                                   the trace is then read twice (siteext.h
+                                   says why), but for standard input */
+    uint64_t temp_threshold_ns; /* sites: freed sooner is temporary (0: 1 ms) */
+    /* sites: which to keep and symbolize (symbolizing every site of a large
+     * run costs seconds): with sites_rank set, a site it ranks 0 is left out,
+     * the others are ordered by it, largest first, and only the first
+     * sites_max (0: all) are symbolized; NULL: every site, by bytes allocated */
+    uint64_t (*sites_rank)(const struct gs_sitestat *s, int which);
+    int sites_rank_which;
+    uint32_t sites_max;
+    int sites_pass2;            /* inside: the second read, peak at sites_peak_t */
+    uint64_t sites_peak_t;
 };
 
 void gs_analyze_defaults(struct gs_analyze_opts *o);

@@ -34,6 +34,8 @@ int gs_build_pauses(struct gs_actx *c);
 int gs_build_timeline(struct gs_actx *c);
 struct gs_snaps;
 struct gs_sitelog;
+struct gs_siteext;
+int gs_build_sites(struct gs_actx *c, const struct gs_siteext *x);   /* sites.c */
 int gs_build_history(struct gs_actx *c, const struct gs_snaps *s, const struct gs_sitelog *log);
 
 #endif /* GCSPY_ANALYZE_INT_H */

@@ -113,6 +113,7 @@ struct gs_poolfig {
 
 struct gs_poolsnap;          /* the snapshot being read (model_pool.c) */
 struct gs_sitelog;
+struct gs_siteext;
 
 struct gs_stacknode {
     uint64_t ip;
@@ -289,6 +290,9 @@ struct gs_model {
     /* growth checkpoints (growth.h) */
     struct gs_cps cps[GS_AXIS__N];
     struct gs_sitelog *sitelog;     /* every site's value at them (sitelog.h);
+                                       NULL: not kept. The caller's. */
+    struct gs_siteext *ext;         /* per-site extras for the exports and the
+                                       peak and temporary views (siteext.h);
                                        NULL: not kept. The caller's. */
     uint64_t next_step_cp;          /* step ordinal of the next step checkpoint */
     uint64_t next_tick;             /* time of the next time checkpoint */

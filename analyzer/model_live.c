@@ -12,6 +12,7 @@
  * is not live changes nothing but unmatched_frees.
  */
 #include "model_int.h"
+#include "siteext.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -189,6 +190,13 @@ void gs_torch_account(struct gs_model *m, uint64_t size, int sign)
     }
 }
 
+/* Block e's site index for the extras (siteext.h), UINT32_MAX: none. */
+static uint32_t site_index(const struct gs_model *m, const struct gs_live *e)
+{
+    return e->stack < m->site_of_cap && m->site_of[e->stack] ? m->site_of[e->stack] - 1
+                                                             : UINT32_MAX;
+}
+
 void gs_unaccount(struct gs_model *m, const struct gs_live *e, uint64_t t)
 {
     int mc = gs_memcat_of(e->kind);
@@ -196,6 +204,8 @@ void gs_unaccount(struct gs_model *m, const struct gs_live *e, uint64_t t)
         gs_torch_account(m, e->size, -1);
     else
         account(m, mc, t, e->size, -1);
+    if (m->ext)
+        gs_siteext_end(m->ext, site_index(m, e), e, t);
     if (e->stack < m->site_of_cap && m->site_of[e->stack])
         gs_site_change(m, &m->sites[m->site_of[e->stack] - 1], t, e->size, -1);
 }
@@ -246,6 +256,8 @@ static int on_alloc(struct gs_model *m, uint64_t t, uint64_t addr, uint64_t size
     if (!s)
         return -1;
     gs_site_change(m, s, t, size, 1);
+    if (m->ext)
+        gs_siteext_alloc(m->ext, (uint32_t)(s - m->sites), e);
     return 0;
 }
 
@@ -262,6 +274,8 @@ static void on_free(struct gs_model *m, uint64_t t, uint64_t addr, int dom)
         return;
     }
     m->frees++;
+    if (m->ext)
+        gs_siteext_free_block(m->ext, site_index(m, e), e, t);
     gs_unaccount(m, e, t);
     gs_live_delete_at(&m->live, i);
 }

@@ -54,6 +54,21 @@ struct gs_cell {
     uint64_t bytes, blocks;
 };
 
+/* One allocation site's figures for the exports and the peak and temporary
+ * views (sites.c; docs/exports.md), when gs_analyze_opts.sites asks. */
+struct gs_sitestat {
+    uint32_t stack_id;
+    int mem;
+    uint64_t allocs, alloc_bytes;
+    uint64_t max_bytes;             /* the site's own highest live bytes */
+    uint64_t at_peak_bytes, at_peak_blocks; /* live at peak_t */
+    uint64_t live_bytes, live_blocks;       /* at the end */
+    uint64_t temp_allocs, temp_bytes;       /* freed within temp_threshold_ns */
+    uint64_t leaked_bytes, leaked_blocks;   /* definite + indirect, not suppressed */
+    struct gs_frame site;           /* the frame that names it (stacks.h) */
+    struct gs_stackv st;
+};
+
 struct gs_suspect {
     uint32_t stack_id;
     int mem;
@@ -190,6 +205,17 @@ struct gs_result {
     struct gs_pause_stats pauses;
 
     struct gs_timeline tl;
+
+    /* the allocation sites (sites.c): every one, largest allocated bytes
+     * first, or those gs_analyze_opts.sites_rank keeps, by rank; NULL unless
+     * gs_analyze_opts.sites asked. A site past sites_max has no frames */
+    struct gs_sitestat *sites;
+    uint32_t nsites;
+    int sites_incomplete;           /* out of memory while replaying: partial */
+    int peak_known;                 /* peak_t and at_peak found (a file, read twice) */
+    uint64_t peak_t, peak_live;     /* when the live total peaked, in time order
+                                       (siteext.h), and that total */
+    uint64_t temp_threshold_ns, temp_allocs, temp_bytes;
 
     /* the run over time, for the HTML page (history.h); NULL unless
      * gs_analyze_opts.history asked for it */

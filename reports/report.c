@@ -4,6 +4,8 @@
  */
 #include "report.h"
 
+#include "exports.h"
+
 #include <inttypes.h>
 #include <string.h>
 
@@ -11,6 +13,8 @@ const struct gs_reporter *gs_reporter_find(const char *name)
 {
     static const struct gs_reporter *const all[] = {
         &gs_reporter_text, &gs_reporter_json, &gs_reporter_junit,
+        &gs_reporter_pprof, &gs_reporter_collapsed, &gs_reporter_peak,
+        &gs_reporter_temporary,
     };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (strcmp(all[i]->name, name) == 0)

@@ -43,6 +43,7 @@ struct gs_report_opts {
     int show_timeline;          /* JSON: the time series (default on) */
     const char *const *problems;/* symbolizer messages, NULL-terminated */
     const char *suite;          /* JUnit testsuite name */
+    int value;                  /* collapsed, site views: enum gs_siteval (exports.h) */
 };
 
 struct gs_report_ctx {

@@ -20,6 +20,7 @@ PKGS=(
   nodejs npm chromium
   liblsan0
   strace
+  protobuf-c-compiler libprotobuf-c-dev zlib1g-dev protobuf-compiler
   debootstrap
 )
 

@@ -24,6 +24,7 @@ static const struct gs_command commands[] = {
     { "run", gs_cmd_run, "run a program under gcspy, writing a trace" },
     { "report", gs_cmd_report, "analyze a trace: leaks, growth, fragmentation, pauses" },
     { "check", gs_cmd_check, "exit non-zero when a trace breaks the given limits" },
+    { "diff", gs_cmd_diff, "compare two runs' traces site by site: new, gone, grown" },
     { "dump", gs_cmd_dump, "print every record of a trace as one line of text" },
     { "options", gs_cmd_options, "list the shim's GCSPY_* options (--markdown for README)" },
 };

@@ -13,6 +13,7 @@ int gs_cmd_options(int argc, char **argv);  /* run.c */
 int gs_cmd_dump(int argc, char **argv);     /* dump.c */
 int gs_cmd_report(int argc, char **argv);   /* report_cmd.c */
 int gs_cmd_check(int argc, char **argv);    /* check_cmd.c */
+int gs_cmd_diff(int argc, char **argv);     /* diff.c */
 
 struct timespec;
 /* run_summary.c: prints on stderr the exit summary of every trace that the

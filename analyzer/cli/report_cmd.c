@@ -16,6 +16,7 @@
 
 #include "cmdutil.h"
 #include "commands.h"
+#include "../../reports/exports.h"
 
 static void usage(FILE *f)
 {
@@ -27,10 +28,16 @@ static void usage(FILE *f)
             "then totals.\n"
             "\n"
             "options:\n"
-            "  --format FMT          text (default), json (docs/report-json.md), html\n"
+            "  --format FMT          text (default), json (docs/report-json.md), html;\n"
+            "                        pprof, collapsed, peak, temporary (docs/exports.md)\n"
+            "  --value V             collapsed: the value per stack: leaked (default),\n"
+            "                        leaked-blocks, peak, peak-blocks, allocs, alloc-bytes,\n"
+            "                        temporary, temporary-bytes\n"
+            "  --temporary-ms X      freed less than X ms after made: temporary (1)\n"
             "  -o, --output FILE     write the report to FILE instead of standard output\n"
-            "  --max-groups N        leak stacks listed per class (text 20, json 200, html 100)\n"
-            "  --max-frames N        frames printed per stack in text (16)\n"
+            "  --max-groups N        leak stacks listed per class (text 20, json 200, html 100);\n"
+            "                        peak, temporary: sites listed (20)\n"
+            "  --max-frames N        frames printed per stack in text (16); peak, temporary (4)\n"
             "  --show-reachable      text: list still-reachable and not-freed stacks too\n"
             "  --no-timeline         json: leave out the memory-over-time series\n"
             GS_COMMON_HELP
@@ -72,6 +79,15 @@ static int parse(int argc, char **argv, struct report_args *ra)
         } else if (gs_arg_val(&a, "--max-frames", &v)) {
             if (!a.bad && gs_parse_size(&a, "--max-frames", v, &u) == 0)
                 ro->max_frames = u > 1024 ? 1024 : (u ? (uint32_t)u : 1);
+        } else if (gs_arg_val(&a, "--value", &v)) {
+            if (!a.bad && (ro->value = gs_sval_find(v)) < 0) {
+                fprintf(stderr, "gcspy report: --value: unknown value '%s' (see gcspy report --help)\n", v);
+                a.bad = 1;
+            }
+        } else if (gs_arg_val(&a, "--temporary-ms", &v)) {
+            double ms;
+            if (!a.bad && gs_parse_num(&a, "--temporary-ms", v, &ms) == 0)
+                ra->c.ao.temp_threshold_ns = ms * 1e6 < 1 ? 1 : (uint64_t)(ms * 1e6);
         } else if (gs_arg_flag(&a, "--show-reachable")) {
             ro->show_reachable = 1;
         } else if (gs_arg_flag(&a, "--no-timeline")) {
@@ -86,7 +102,8 @@ static int parse(int argc, char **argv, struct report_args *ra)
     const struct gs_reporter *rep = strcmp(format, "html") == 0 ? &gs_reporter_html
                                                                  : gs_reporter_find(format);
     if (!rep || rep == &gs_reporter_junit) {
-        fprintf(stderr, "gcspy report: unknown format '%s' (text, json or html)\n", format);
+        fprintf(stderr, "gcspy report: unknown format '%s' (text, json, html, pprof, collapsed, "
+                        "peak or temporary)\n", format);
         return -1;
     }
     ra->rep = rep;
@@ -97,6 +114,19 @@ static int parse(int argc, char **argv, struct report_args *ra)
         ao->max_groups = ro->max_groups ? ro->max_groups : rep->max_groups;
     /* the page draws the run over time: gathered in the same one pass */
     ao->history = rep == &gs_reporter_html;
+    /* the exports and the site views read every site's figures */
+    ao->sites = rep == &gs_reporter_pprof || rep == &gs_reporter_collapsed ||
+                rep == &gs_reporter_peak || rep == &gs_reporter_temporary;
+    /* symbolize only what is shown: pprof every site; collapsed the sites
+     * with a value; the views the largest --max-groups (siteview.c: 20) */
+    if (rep == &gs_reporter_collapsed) {
+        ao->sites_rank = gs_sval_get;
+        ao->sites_rank_which = ro->value;
+    } else if (rep == &gs_reporter_peak || rep == &gs_reporter_temporary) {
+        ao->sites_rank = gs_sval_get;
+        ao->sites_rank_which = rep == &gs_reporter_peak ? GS_SV_PEAK : GS_SV_TEMP;
+        ao->sites_max = ro->max_groups ? ro->max_groups : GS_SITEVIEW_ROWS;
+    }
     return 0;
 }
 

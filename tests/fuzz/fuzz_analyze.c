@@ -38,6 +38,7 @@
 #include "symbols.h"
 #include "trace_reader.h"
 #include "fuzz_common.h"
+#include "../reports/exports.h"
 #include "../reports/report.h"
 
 static int known(const char *what)
@@ -158,6 +159,7 @@ static void one(const uint8_t *d, size_t n)
     struct gs_analyze_opts ao;
     gs_analyze_defaults(&ao);
     ao.history = 1;
+    ao.sites = 1;       /* the exports' and site views' figures (docs/exports.md) */
     struct gs_result *r = NULL;
     char err[512];
     struct gs_report_item it;
@@ -180,6 +182,10 @@ static void one(const uint8_t *d, size_t n)
         report(&gs_reporter_json, &it, CHECK_JSON);
         report(&gs_reporter_junit, &it, CHECK_XML);
         report(&gs_reporter_html, &it, CHECK_NONE);
+        report(&gs_reporter_pprof, &it, CHECK_NONE);
+        report(&gs_reporter_collapsed, &it, CHECK_TERM);
+        report(&gs_reporter_peak, &it, CHECK_TERM);
+        report(&gs_reporter_temporary, &it, CHECK_TERM);
         gs_result_free(r);
         gs_sym_free(sym);
         return;
