@@ -15,6 +15,8 @@
 #                    counted them reachable; nothing but host memory at exit
 #   cuda_pinned_leak the 4096-byte pinned block definite (host-visible, leak
 #                    classes as for heap blocks), from leak_pinned()
+#   cuda_pinned_dlopen the same for a pinned block mapped where ld.so.cache
+#                    was (the loader's dangling pointer to it keeps nothing)
 #   cuda_async_vmm   stream-ordered blocks each allocated and freed (fn
 #                    cuda_async, on the stream); VMM mappings as vmm blocks,
 #                    each unmapped; the exact DEVICE_SAMPLE (vmm) sequence
@@ -51,7 +53,7 @@ fi
 gs_init cuda_shim
 [ "$REAL" = 1 ] && GS_PROGS=$(realpath "${GS_CUDA_PROGS:-build/gpu-check/programs}")
 gs_need cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-        cuda_pinned_leak cuda_async_vmm cuda_oom cuda_stress cuda_sync cuda_driver_api
+        cuda_pinned_leak cuda_pinned_dlopen cuda_async_vmm cuda_oom cuda_stress cuda_sync cuda_driver_api
 unset GS_CUDA_DOUBLE_MEM GS_CUDA_DOUBLE_DEVICES GS_CUDA_DOUBLE_SYNC_US LD_LIBRARY_PATH
 
 cat >"$GS_T/cudacheck.py" <<'PY'
@@ -184,17 +186,22 @@ elif case.startswith('cuda_kept_'):
                 end.live_blocks, end.live_bytes, end.reachable_bytes)
     nothing_cuda_live_at_end()
     print('%s: the %d-byte device block reachable at the scan, freed by exit' % (case, size))
-elif case == 'cuda_pinned_leak':
+elif case in ('cuda_pinned_leak', 'cuda_pinned_dlopen'):
+    size = 4096
+    if case == 'cuda_pinned_dlopen':  # the loader's dangling ld.so.cache pointer lands on it
+        page = os.sysconf('SC_PAGESIZE')
+        size = (os.stat('/etc/ld.so.cache').st_size + page - 1) // page * page
     for trig in ('api', 'exit'):
         _, blocks, _ = by_trigger(trig)
         got = cuda_blocks(blocks, 'definite') + cuda_blocks(blocks, 'indirect') + \
             cuda_blocks(blocks, 'possible')
-        assert got == [('pinned', 4096, 'definite')], '%s scan: unreachable %s' % (trig, got)
+        assert got == [('pinned', size, 'definite')], '%s scan: unreachable %s' % (trig, got)
         no_definite_host(blocks, trig)
-    dev = allocs('device')
-    assert [r.size for r in dev] == [4096] and freed([dev[0].addr]), 'device check buffer: %s' % dev
-    expect_stack(leak('pinned', 'definite', 4096), 'leak_pinned', 'main')
-    print('pinned_leak: 4096 pinned bytes definite from leak_pinned')
+    if case == 'cuda_pinned_leak':
+        dev = allocs('device')
+        assert [r.size for r in dev] == [4096] and freed([dev[0].addr]), 'device check buffer: %s' % dev
+    expect_stack(leak('pinned', 'definite', size), 'leak_pinned', 'main')
+    print('%s: %d pinned bytes definite from leak_pinned' % (case, size))
 elif case == 'cuda_async_vmm':
     for v in scans().values():
         assert not cuda_blocks(v[1]), 'scan %d: CUDA blocks %s' % (v[0].id, cuda_blocks(v[1]))
@@ -306,7 +313,7 @@ if [ "$REAL" = 1 ]; then
 fi
 
 for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-         cuda_pinned_leak cuda_async_vmm cuda_driver_api; do
+         cuda_pinned_leak cuda_pinned_dlopen cuda_async_vmm cuda_driver_api; do
   run "$p"
 done
 run cuda_oom GS_CUDA_DOUBLE_MEM=67108864
