@@ -32,6 +32,7 @@
 #include "core.h"
 #include "elfsym.h"
 #include "emit.h"
+#include "mem.h"
 #include "stack.h"
 #include "threads.h"
 #include "torch.h"
@@ -107,6 +108,94 @@ static void pause_if_long(uint64_t t0, uint64_t t1, unsigned device)
         gs_emit_pause(t0, t1, GS_PAUSE_CUDA_SYNC, device, 0);
 }
 
+/* ---- which context each block belongs to ---- */
+
+/* Destroying a context (cuCtxDestroy, cudaDeviceReset of the runtime's
+ * primary context) frees its blocks and no others: each block the hooks
+ * record notes its context and device here, an open-addressing table in
+ * gcspy's pages (an entry whose context is NULL is empty or dropped). A
+ * block the table does not know (CUPTI saw it alone, or the table was full)
+ * is left for CUPTI's activity records to free. Runtime calls use the
+ * device's primary context, which the runtime may not have made current:
+ * they note GS_CTX_RUNTIME and their device. Lock order: a shard lock
+ * (gs_drop_device_blocks calls ctx_match under it), then ctx_lock. */
+#define GS_CTX_SLOTS (1u << 16)
+#define GS_CTX_RUNTIME ((CUcontext)(uintptr_t)1)
+struct ctx_slot {
+    uint64_t addr;
+    CUcontext ctx;
+    unsigned device;
+};
+static struct ctx_slot *ctx_slots;
+static atomic_int ctx_lock;
+static __typeof__(cuCtxGetCurrent) *real_cuCtxGetCurrent;
+
+static struct ctx_slot *ctx_find_locked(uint64_t addr, int insert)
+{
+    if (!ctx_slots && !(insert && (ctx_slots = gs_pages_alloc(GS_CTX_SLOTS * sizeof *ctx_slots))))
+        return NULL;
+    uint64_t i = (addr >> 8) * 0x9E3779B97F4A7C15ull >> 48;
+    struct ctx_slot *reuse = NULL; /* the first dropped entry on the way */
+    for (unsigned n = 0; n < GS_CTX_SLOTS; n++, i = (i + 1) & (GS_CTX_SLOTS - 1)) {
+        struct ctx_slot *s = &ctx_slots[i];
+        if (s->addr == addr)
+            return s;
+        if (!s->addr)
+            return insert ? (reuse ? reuse : s) : NULL;
+        if (!s->ctx && !reuse)
+            reuse = s;
+    }
+    return insert ? reuse : NULL;
+}
+
+static void ctx_note(uint64_t addr, CUcontext ctx, unsigned device)
+{
+    gs_spin_lock(&ctx_lock);
+    struct ctx_slot *s = ctx_find_locked(addr, 1);
+    if (s)
+        *s = (struct ctx_slot){addr, ctx, device};
+    gs_spin_unlock(&ctx_lock);
+}
+
+static void ctx_forget(uint64_t addr)
+{
+    gs_spin_lock(&ctx_lock);
+    struct ctx_slot *s = ctx_find_locked(addr, 0);
+    if (s)
+        s->ctx = NULL;
+    gs_spin_unlock(&ctx_lock);
+}
+
+struct ctx_gone {
+    CUcontext ctx;     /* the destroyed context */
+    int runtime_device; /* and the runtime's blocks of this device, or -1 */
+};
+
+static int ctx_match(uint64_t addr, void *arg)
+{
+    const struct ctx_gone *g = arg;
+    gs_spin_lock(&ctx_lock);
+    struct ctx_slot *s = ctx_find_locked(addr, 0);
+    int hit = s && s->ctx &&
+              ((g->ctx && s->ctx == g->ctx) ||
+               (g->runtime_device >= 0 && s->ctx == GS_CTX_RUNTIME &&
+                s->device == (unsigned)g->runtime_device));
+    if (hit)
+        s->ctx = NULL;
+    gs_spin_unlock(&ctx_lock);
+    return hit;
+}
+
+static CUcontext current_ctx(void)
+{
+    CUcontext c = NULL;
+    if (!real_cuCtxGetCurrent)
+        real_cuCtxGetCurrent = (__typeof__(real_cuCtxGetCurrent))lookup("cuCtxGetCurrent");
+    if (!real_cuCtxGetCurrent || real_cuCtxGetCurrent(&c) != CUDA_SUCCESS)
+        c = NULL;
+    return c;
+}
+
 /* Called with in_hook set, after a successful allocation. */
 static void record_alloc(void *frame, uint64_t addr, uint64_t size, unsigned kind, unsigned fn,
                          unsigned device, uint64_t stream, uint64_t t0)
@@ -120,6 +209,7 @@ static void record_alloc(void *frame, uint64_t addr, uint64_t size, unsigned kin
     uint32_t stack = gs_stack_intern(ips, n);
     gs_torch_note_kind(kind);
     gs_on_alloc_ex(addr, size, stack, kind, fn, device, stream, t1 - t0);
+    ctx_note(addr, fn == GS_FN_CUDA_RUNTIME ? GS_CTX_RUNTIME : current_ctx(), device);
     pause_if_long(t0, t1, device);
     errno = e;
 }
@@ -198,6 +288,8 @@ GS_EXPORT cudaError_t cudaMallocFromPoolAsync(void **p, size_t n, cudaMemPool_t 
     int e = errno;                                                            \
     struct gs_block was;                                                      \
     int found = gs_on_free_block((uint64_t)(uintptr_t)(ptr), &was);           \
+    if (found)                                                                \
+        ctx_forget(was.addr);                                                 \
     errno = e;                                                                \
     uint64_t t0 = gs_now_fine();                                              \
     errt rc = call;                                                           \
@@ -311,9 +403,12 @@ GS_EXPORT cudaError_t cudaDeviceReset(void)
     if (!active())
         return real_cudaDeviceReset();
     gs_tls.in_hook = 1;
+    /* The runtime's primary context of the current device goes: the
+     * runtime's blocks of that device, and the driver's made in it. */
+    struct ctx_gone g = {current_ctx(), (int)runtime_device()};
     cudaError_t rc = real_cudaDeviceReset();
     if (rc == cudaSuccess)
-        gs_drop_device_blocks();
+        gs_drop_device_blocks(ctx_match, &g);
     gs_leave();
     return rc;
 }
@@ -325,8 +420,9 @@ GS_EXPORT CUresult cuCtxDestroy(CUcontext c)
         return real_cuCtxDestroy(c);
     gs_tls.in_hook = 1;
     CUresult rc = real_cuCtxDestroy(c);
-    if (rc == CUDA_SUCCESS)
-        gs_drop_device_blocks();
+    struct ctx_gone g = {c, -1};
+    if (rc == CUDA_SUCCESS && c)
+        gs_drop_device_blocks(ctx_match, &g);
     gs_leave();
     return rc;
 }

@@ -20,6 +20,8 @@
 #   cuda_entry_points device blocks allocated (and one freed) through the
 #                    internal entry points cudaGetDriverEntryPoint(ByVersion)
 #                    and cuGetProcAddress hand out: 1, 2, 3 MiB definite
+#   cuda_ctx_teardown cuCtxDestroy of one context frees its 1 MiB block only;
+#                    the other context's 2 MiB block definite
 #   cuda_async_vmm   stream-ordered blocks each allocated and freed (fn
 #                    cuda_async, on the stream); VMM mappings as vmm blocks,
 #                    each unmapped; the exact DEVICE_SAMPLE (vmm) sequence
@@ -56,8 +58,8 @@ fi
 gs_init cuda_shim
 [ "$REAL" = 1 ] && GS_PROGS=$(realpath "${GS_CUDA_PROGS:-build/gpu-check/programs}")
 gs_need cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-        cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_async_vmm cuda_oom cuda_stress \
-        cuda_sync cuda_driver_api
+        cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_ctx_teardown cuda_async_vmm \
+        cuda_oom cuda_stress cuda_sync cuda_driver_api
 unset GS_CUDA_DOUBLE_MEM GS_CUDA_DOUBLE_DEVICES GS_CUDA_DOUBLE_SYNC_US LD_LIBRARY_PATH
 
 cat >"$GS_T/cudacheck.py" <<'PY'
@@ -219,6 +221,16 @@ elif case == 'cuda_entry_points':
     for n, fn in ((1, 'alloc_by_entry'), (2, 'alloc_by_version'), (3, 'alloc_by_proc')):
         expect_stack(leak('device', 'definite', n * MIB), fn, 'main')
     print('entry_points: 1, 2, 3 MiB definite from the runtime-given entry points; 4 MiB freed')
+elif case == 'cuda_ctx_teardown':
+    for trig in ('api', 'exit'):
+        _, blocks, _ = by_trigger(trig)
+        got = cuda_blocks(blocks)
+        assert got == [('device', 2 * MIB, 'definite')], '%s scan: CUDA blocks %s' % (trig, got)
+    dev = allocs('device')
+    assert sorted(r.size for r in dev) == [MIB, 2 * MIB], dev
+    assert freed([r.addr for r in dev if r.size == MIB]), 'the destroyed context kept its block'
+    expect_stack(leak('device', 'definite', 2 * MIB), 'leak_in', 'main')
+    print('ctx_teardown: the destroyed context took its 1 MiB; the other\'s 2 MiB definite')
 elif case == 'cuda_async_vmm':
     for v in scans().values():
         assert not cuda_blocks(v[1]), 'scan %d: CUDA blocks %s' % (v[0].id, cuda_blocks(v[1]))
@@ -316,8 +328,8 @@ if [ "$REAL" = 1 ]; then
   # CUPTI attached (its exit line), and one call is one event: the same CUDA
   # events as without it.
   for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-           cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_async_vmm cuda_oom \
-           cuda_stress cuda_sync cuda_driver_api; do
+           cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_ctx_teardown cuda_async_vmm \
+           cuda_oom cuda_stress cuda_sync cuda_driver_api; do
     GCSPY_QUIET=0 run "$p" || continue
     grep -q '^gcspy: cupti: ' "$GS_DIR/err" ||
       fail "$p: CUPTI not attached: $(grep -i cupti "$GS_DIR/err" | head -3)"
@@ -331,7 +343,8 @@ if [ "$REAL" = 1 ]; then
 fi
 
 for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-         cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_async_vmm cuda_driver_api; do
+         cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_ctx_teardown cuda_async_vmm \
+         cuda_driver_api; do
   run "$p"
 done
 run cuda_oom GS_CUDA_DOUBLE_MEM=67108864
