@@ -139,7 +139,7 @@ int gs_on_free(uint64_t addr)
 }
 
 /* A CUDA context went away and the driver freed all of its memory. */
-void gs_drop_device_blocks(void)
+void gs_drop_device_blocks(int (*match)(uint64_t addr, void *arg), void *arg)
 {
     for (int i = 0; i < GS_SHARDS; i++) {
         struct gs_shard *sh = &gs_shards[i];
@@ -148,7 +148,7 @@ void gs_drop_device_blocks(void)
             /* Removal shifts later entries into slot j: look at it again. */
             for (;;) {
                 struct gs_block *b = &sh->slots[j], was;
-                if (!b->addr || b->kind == GS_MEM_HOST)
+                if (!b->addr || b->kind == GS_MEM_HOST || (match && !match(b->addr, arg)))
                     break;
                 if (!take_and_record_free(sh, b->addr, &was))
                     break;

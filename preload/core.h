@@ -18,7 +18,10 @@ void gs_on_alloc_ex(uint64_t addr, uint64_t size, uint32_t stack, unsigned kind,
 /* Returns 1 when addr was a tracked block (a FREE was recorded). */
 int gs_on_free(uint64_t addr);
 int gs_on_free_block(uint64_t addr, struct gs_block *out); /* also returns the block */
-void gs_drop_device_blocks(void); /* every non-host block: a context was destroyed */
+/* The non-host blocks for which match(addr, arg) says 1 (every one when
+ * match is NULL): a context was destroyed and took them along. match runs
+ * under a shard lock. */
+void gs_drop_device_blocks(int (*match)(uint64_t addr, void *arg), void *arg);
 /* realloc: lock the old block's shard before the real realloc, so no other
  * thread can record a new block at the old address before our FREE of it. */
 struct gs_shard *gs_on_realloc_begin(uint64_t old);

@@ -32,6 +32,7 @@
 #include "core.h"
 #include "elfsym.h"
 #include "emit.h"
+#include "mem.h"
 #include "stack.h"
 #include "threads.h"
 #include "torch.h"
@@ -107,6 +108,94 @@ static void pause_if_long(uint64_t t0, uint64_t t1, unsigned device)
         gs_emit_pause(t0, t1, GS_PAUSE_CUDA_SYNC, device, 0);
 }
 
+/* ---- which context each block belongs to ---- */
+
+/* Destroying a context (cuCtxDestroy, cudaDeviceReset of the runtime's
+ * primary context) frees its blocks and no others: each block the hooks
+ * record notes its context and device here, an open-addressing table in
+ * gcspy's pages (an entry whose context is NULL is empty or dropped). A
+ * block the table does not know (CUPTI saw it alone, or the table was full)
+ * is left for CUPTI's activity records to free. Runtime calls use the
+ * device's primary context, which the runtime may not have made current:
+ * they note GS_CTX_RUNTIME and their device. Lock order: a shard lock
+ * (gs_drop_device_blocks calls ctx_match under it), then ctx_lock. */
+#define GS_CTX_SLOTS (1u << 16)
+#define GS_CTX_RUNTIME ((CUcontext)(uintptr_t)1)
+struct ctx_slot {
+    uint64_t addr;
+    CUcontext ctx;
+    unsigned device;
+};
+static struct ctx_slot *ctx_slots;
+static atomic_int ctx_lock;
+static __typeof__(cuCtxGetCurrent) *real_cuCtxGetCurrent;
+
+static struct ctx_slot *ctx_find_locked(uint64_t addr, int insert)
+{
+    if (!ctx_slots && !(insert && (ctx_slots = gs_pages_alloc(GS_CTX_SLOTS * sizeof *ctx_slots))))
+        return NULL;
+    uint64_t i = (addr >> 8) * 0x9E3779B97F4A7C15ull >> 48;
+    struct ctx_slot *reuse = NULL; /* the first dropped entry on the way */
+    for (unsigned n = 0; n < GS_CTX_SLOTS; n++, i = (i + 1) & (GS_CTX_SLOTS - 1)) {
+        struct ctx_slot *s = &ctx_slots[i];
+        if (s->addr == addr)
+            return s;
+        if (!s->addr)
+            return insert ? (reuse ? reuse : s) : NULL;
+        if (!s->ctx && !reuse)
+            reuse = s;
+    }
+    return insert ? reuse : NULL;
+}
+
+static void ctx_note(uint64_t addr, CUcontext ctx, unsigned device)
+{
+    gs_spin_lock(&ctx_lock);
+    struct ctx_slot *s = ctx_find_locked(addr, 1);
+    if (s)
+        *s = (struct ctx_slot){addr, ctx, device};
+    gs_spin_unlock(&ctx_lock);
+}
+
+static void ctx_forget(uint64_t addr)
+{
+    gs_spin_lock(&ctx_lock);
+    struct ctx_slot *s = ctx_find_locked(addr, 0);
+    if (s)
+        s->ctx = NULL;
+    gs_spin_unlock(&ctx_lock);
+}
+
+struct ctx_gone {
+    CUcontext ctx;     /* the destroyed context */
+    int runtime_device; /* and the runtime's blocks of this device, or -1 */
+};
+
+static int ctx_match(uint64_t addr, void *arg)
+{
+    const struct ctx_gone *g = arg;
+    gs_spin_lock(&ctx_lock);
+    struct ctx_slot *s = ctx_find_locked(addr, 0);
+    int hit = s && s->ctx &&
+              ((g->ctx && s->ctx == g->ctx) ||
+               (g->runtime_device >= 0 && s->ctx == GS_CTX_RUNTIME &&
+                s->device == (unsigned)g->runtime_device));
+    if (hit)
+        s->ctx = NULL;
+    gs_spin_unlock(&ctx_lock);
+    return hit;
+}
+
+static CUcontext current_ctx(void)
+{
+    CUcontext c = NULL;
+    if (!real_cuCtxGetCurrent)
+        real_cuCtxGetCurrent = (__typeof__(real_cuCtxGetCurrent))lookup("cuCtxGetCurrent");
+    if (!real_cuCtxGetCurrent || real_cuCtxGetCurrent(&c) != CUDA_SUCCESS)
+        c = NULL;
+    return c;
+}
+
 /* Called with in_hook set, after a successful allocation. */
 static void record_alloc(void *frame, uint64_t addr, uint64_t size, unsigned kind, unsigned fn,
                          unsigned device, uint64_t stream, uint64_t t0)
@@ -120,6 +209,7 @@ static void record_alloc(void *frame, uint64_t addr, uint64_t size, unsigned kin
     uint32_t stack = gs_stack_intern(ips, n);
     gs_torch_note_kind(kind);
     gs_on_alloc_ex(addr, size, stack, kind, fn, device, stream, t1 - t0);
+    ctx_note(addr, fn == GS_FN_CUDA_RUNTIME ? GS_CTX_RUNTIME : current_ctx(), device);
     pause_if_long(t0, t1, device);
     errno = e;
 }
@@ -198,6 +288,8 @@ GS_EXPORT cudaError_t cudaMallocFromPoolAsync(void **p, size_t n, cudaMemPool_t 
     int e = errno;                                                            \
     struct gs_block was;                                                      \
     int found = gs_on_free_block((uint64_t)(uintptr_t)(ptr), &was);           \
+    if (found)                                                                \
+        ctx_forget(was.addr);                                                 \
     errno = e;                                                                \
     uint64_t t0 = gs_now_fine();                                              \
     errt rc = call;                                                           \
@@ -311,9 +403,12 @@ GS_EXPORT cudaError_t cudaDeviceReset(void)
     if (!active())
         return real_cudaDeviceReset();
     gs_tls.in_hook = 1;
+    /* The runtime's primary context of the current device goes: the
+     * runtime's blocks of that device, and the driver's made in it. */
+    struct ctx_gone g = {current_ctx(), (int)runtime_device()};
     cudaError_t rc = real_cudaDeviceReset();
     if (rc == cudaSuccess)
-        gs_drop_device_blocks();
+        gs_drop_device_blocks(ctx_match, &g);
     gs_leave();
     return rc;
 }
@@ -325,8 +420,9 @@ GS_EXPORT CUresult cuCtxDestroy(CUcontext c)
         return real_cuCtxDestroy(c);
     gs_tls.in_hook = 1;
     CUresult rc = real_cuCtxDestroy(c);
-    if (rc == CUDA_SUCCESS)
-        gs_drop_device_blocks();
+    struct ctx_gone g = {c, -1};
+    if (rc == CUDA_SUCCESS && c)
+        gs_drop_device_blocks(ctx_match, &g);
     gs_leave();
     return rc;
 }
@@ -356,48 +452,137 @@ void *gs_cuda_dlsym_filter(const char *name, void *p)
     return p;
 }
 
-/* ---- cuGetProcAddress: driver entry points a PLT hook cannot see ---- */
+/* ---- entry points a PLT hook cannot see ---- */
 
-/* When a program fetches an allocation entry point through cuGetProcAddress
- * and the driver hands back the very function the exported name resolves
- * to, the program gets the hook instead (same signature, same behaviour).
- * Any other variant (per-thread default stream, an older ABI) is returned
- * untouched: CUPTI covers those. */
+/* cuGetProcAddress (both ABIs), and the runtime's cudaGetDriverEntryPoint
+ * and cudaGetDriverEntryPointByVersion (which reach the driver through its
+ * private table, never through the exported cuGetProcAddress), hand out
+ * driver functions by name. The real driver returns its internal entry
+ * points, not what the exported names resolve to, so the substitution goes
+ * by name: when the caller asks, by its CUDA version and flags, for the very
+ * variant a hook wraps (cuMemAlloc from 3.2 on is cuMemAlloc_v2), it gets
+ * the hook, which calls the exported function of that variant (the same
+ * code behind another door), or, when no exported one can be found, the
+ * pointer the driver returned. Any other variant (an older ABI, the
+ * per-thread default stream's _ptsz functions) is returned untouched:
+ * CUPTI covers those (docs/gpu.md). */
+CUresult gs_cuGetProcAddress_v1(const char *symbol, void **pfn, int version, cuuint64_t flags)
+    __asm__("cuGetProcAddress");
+static __typeof__(gs_cuGetProcAddress_v1) *real_cuGetProcAddress_v1;
+/* cudaGetDriverEntryPoint is deprecated (for ...ByVersion), not gone. */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static __typeof__(cudaGetDriverEntryPoint) *real_cudaGetDriverEntryPoint;
+static __typeof__(cudaGetDriverEntryPointByVersion) *real_cudaGetDriverEntryPointByVersion;
+
 struct proc_hook {
     const char *name;
     void *hook;
     void **real;
     const char *export_name;
+    int since;  /* the CUDA version that brought the variant the hook wraps */
+    int stream; /* has a stream argument: the per-thread flag picks another variant */
+    int until;  /* a newer variant from this version on (0: none) */
 };
-#define PROC(base, fn) {base, (void *)&fn, (void **)&real_##fn, GS_XSTR(fn)}
+#define PROC(base, fn, since, stream, until) \
+    {base, (void *)&fn, (void **)&real_##fn, GS_XSTR(fn), since, stream, until}
 static const struct proc_hook proc_hooks[] = {
-    PROC("cuMemAlloc", cuMemAlloc), PROC("cuMemFree", cuMemFree),
-    PROC("cuMemAllocHost", cuMemAllocHost), PROC("cuMemHostAlloc", cuMemHostAlloc),
-    PROC("cuMemFreeHost", cuMemFreeHost), PROC("cuMemAllocManaged", cuMemAllocManaged),
-    PROC("cuMemAllocPitch", cuMemAllocPitch), PROC("cuMemAllocAsync", cuMemAllocAsync),
-    PROC("cuMemFreeAsync", cuMemFreeAsync), PROC("cuMemMap", cuMemMap),
-    PROC("cuMemUnmap", cuMemUnmap), PROC("cuMemCreate", cuMemCreate),
-    PROC("cuMemRelease", cuMemRelease), PROC("cuMemAddressReserve", cuMemAddressReserve),
-    PROC("cuMemAddressFree", cuMemAddressFree),
+    PROC("cuMemAlloc", cuMemAlloc, 3020, 0, 0),
+    PROC("cuMemFree", cuMemFree, 3020, 0, 0),
+    PROC("cuMemAllocHost", cuMemAllocHost, 3020, 0, 0),
+    PROC("cuMemHostAlloc", cuMemHostAlloc, 2020, 0, 0),
+    PROC("cuMemFreeHost", cuMemFreeHost, 2000, 0, 0),
+    PROC("cuMemAllocManaged", cuMemAllocManaged, 6000, 0, 0),
+    PROC("cuMemAllocPitch", cuMemAllocPitch, 3020, 0, 0),
+    PROC("cuMemAllocAsync", cuMemAllocAsync, 11020, 1, 0),
+    PROC("cuMemFreeAsync", cuMemFreeAsync, 11020, 1, 0),
+    PROC("cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync, 11020, 1, 0),
+    PROC("cuMemMap", cuMemMap, 10020, 0, 0),
+    PROC("cuMemUnmap", cuMemUnmap, 10020, 0, 0),
+    PROC("cuMemCreate", cuMemCreate, 10020, 0, 0),
+    PROC("cuMemRelease", cuMemRelease, 10020, 0, 0),
+    PROC("cuMemAddressReserve", cuMemAddressReserve, 10020, 0, 0),
+    PROC("cuMemAddressFree", cuMemAddressFree, 10020, 0, 0),
+    PROC("cuCtxDestroy", cuCtxDestroy, 4000, 0, 0),
+    {"cuGetProcAddress", (void *)&gs_cuGetProcAddress_v1, (void **)&real_cuGetProcAddress_v1,
+     "cuGetProcAddress", 11030, 0, 12000},
+    PROC("cuGetProcAddress", cuGetProcAddress, 12000, 0, 0),
 };
+
+static void substitute(const char *symbol, void **pfn, int version, uint64_t flags)
+{
+    if (!gs_opt.cuda || !symbol || !pfn || !*pfn)
+        return;
+    for (size_t i = 0; i < sizeof proc_hooks / sizeof proc_hooks[0]; i++) {
+        const struct proc_hook *h = &proc_hooks[i];
+        if (strcmp(symbol, h->name) || version < h->since || (h->until && version >= h->until))
+            continue;
+        if (h->stream && (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
+            return;
+        if (!*h->real)
+            *h->real = lookup(h->export_name);
+        if (!*h->real) /* adopted once; the driver's entry is the same function */
+            __atomic_compare_exchange_n(h->real, &(void *){NULL}, *pfn, 0, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE);
+        *pfn = h->hook;
+        return;
+    }
+}
 
 GS_EXPORT CUresult cuGetProcAddress(const char *symbol, void **pfn, int version, cuuint64_t flags,
                                     CUdriverProcAddressQueryResult *status)
 {
     RESOLVE(cuGetProcAddress, CUDA_ERROR_NOT_INITIALIZED);
     CUresult rc = real_cuGetProcAddress(symbol, pfn, version, flags, status);
-    if (rc != CUDA_SUCCESS || !gs_opt.cuda || !symbol || !pfn || !*pfn)
-        return rc;
-    for (size_t i = 0; i < sizeof proc_hooks / sizeof proc_hooks[0]; i++) {
-        const struct proc_hook *h = &proc_hooks[i];
-        if (strcmp(symbol, h->name))
-            continue;
-        if (!*h->real)
-            *h->real = lookup(h->export_name);
-        if (*h->real == *pfn)
-            *pfn = h->hook;
-        break;
+    if (rc == CUDA_SUCCESS)
+        substitute(symbol, pfn, version, flags);
+    return rc;
+}
+
+GS_EXPORT CUresult gs_cuGetProcAddress_v1(const char *symbol, void **pfn, int version,
+                                          cuuint64_t flags)
+{
+    if (GS_UNLIKELY(!real_cuGetProcAddress_v1)) {
+        real_cuGetProcAddress_v1 = (__typeof__(real_cuGetProcAddress_v1))lookup("cuGetProcAddress");
+        if (!real_cuGetProcAddress_v1)
+            return CUDA_ERROR_NOT_INITIALIZED;
     }
+    CUresult rc = real_cuGetProcAddress_v1(symbol, pfn, version, flags);
+    if (rc == CUDA_SUCCESS)
+        substitute(symbol, pfn, version, flags);
+    return rc;
+}
+
+/* The runtime asks for the variants of its own CUDA version, at least 11.3
+ * (the first with this call): newer than any variant a hook wraps but the
+ * v1 cuGetProcAddress, which the runtime never hands out for 12 and later. */
+#define GS_RUNTIME_ENTRY_VERSION 12000
+
+GS_EXPORT cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr,
+                                              unsigned long long flags,
+                                              enum cudaDriverEntryPointQueryResult *status)
+{
+    RESOLVE(cudaGetDriverEntryPoint, cudaErrorInsufficientDriver);
+    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
+    cudaError_t rc = real_cudaGetDriverEntryPoint(symbol, funcPtr, flags, &st);
+    if (status)
+        *status = st;
+    if (rc == cudaSuccess && st == cudaDriverEntryPointSuccess)
+        substitute(symbol, funcPtr, GS_RUNTIME_ENTRY_VERSION, flags);
+    return rc;
+}
+
+GS_EXPORT cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
+                                                       unsigned int version,
+                                                       unsigned long long flags,
+                                                       enum cudaDriverEntryPointQueryResult *status)
+{
+    RESOLVE(cudaGetDriverEntryPointByVersion, cudaErrorInsufficientDriver);
+    enum cudaDriverEntryPointQueryResult st = cudaDriverEntryPointSymbolNotFound;
+    cudaError_t rc = real_cudaGetDriverEntryPointByVersion(symbol, funcPtr, version, flags, &st);
+    if (status)
+        *status = st;
+    if (rc == cudaSuccess && st == cudaDriverEntryPointSuccess)
+        substitute(symbol, funcPtr, (int)version, flags);
     return rc;
 }
 

@@ -258,6 +258,11 @@ static inline void visit_word(struct gs_scan *s, uintptr_t w, uint8_t mode, stru
      * prefetch of a bad address does nothing. */
     __builtin_prefetch((const void *)w);
     struct gs_block *b = find_start(w);
+    if (GS_UNLIKELY(s->cur_loader)) {
+        struct gs_block *c = b ? b : find_containing(s, w);
+        if (c && c->kind != GS_MEM_HOST)
+            return;
+    }
     if (!b) {
         if (mode == M_REACH) {
             /* Interior pointers are resolved later, without knowing where
@@ -308,24 +313,77 @@ void gs_mark_words(struct gs_scan *s, const uintptr_t *p, size_t n, uint8_t mode
  * instead of faulting: a file mapping may end before its last page, and
  * gcspy's writer thread, which runs on during a scan, may map and unmap its
  * own scratch memory (zstd's workspace) after /proc/self/maps was read. A
- * scan must never crash the program. */
-static void scan_range(struct gs_scan *s, uintptr_t lo, uintptr_t hi, uint8_t mode)
+ * scan must never crash the program.
+ * The same thread (and the scan's own allocations) may also put gcspy pages
+ * where the mapping list had something else: a hole the scan left by
+ * freeing its maps buffer, taken by its exclusion list (which holds the
+ * 64 KiB region bounds of tracked blocks, and so their addresses). Words of
+ * pages registered as gcspy's by the time a chunk was read are dropped, and
+ * the chunk is read again when the registry changed while it was read
+ * (gs_pages_free unmaps before it unregisters, gs_pages_alloc registers
+ * before anything is written there). */
+static size_t read_root_chunk(uintptr_t lo, size_t n, uintptr_t *buf, pid_t pid)
+{
+    struct gs_range own[32];
+    ssize_t got = -1;
+    for (int tries = 0; tries < 4; tries++) {
+        uint64_t gen = gs_pages_gen();
+        struct iovec l = {buf, n}, r = {(void *)lo, n};
+        got = process_vm_readv(pid, &l, 1, &r, 1, 0);
+        if (got <= 0)
+            return 0;
+        uintptr_t hi = lo + (uintptr_t)got;
+        int k = gs_pages_overlapping(lo, hi, own, sizeof own / sizeof own[0]);
+        for (int i = 0; i < k; i++) {
+            uintptr_t a = own[i].lo > lo ? own[i].lo : lo, z = own[i].hi < hi ? own[i].hi : hi;
+            memset((char *)buf + (a - lo), 0, z - a);
+        }
+        if (gs_pages_gen() == gen)
+            break;
+    }
+    return (size_t)got;
+}
+
+/* loader: the words are the dynamic loader's own data (roots.h), which
+ * holds host memory only (link maps, TLS, its caches) and a dangling pointer
+ * to the ld.so.cache mapping it unmapped (glibc's cache_new), where the
+ * next mmap of that size lands: a pinned block there would look kept.
+ * Its words keep host blocks only. */
+static void scan_range(struct gs_scan *s, uintptr_t lo, uintptr_t hi, uint8_t mode, int loader)
 {
     s->cur_weak = 0;
+    s->cur_loader = loader;
     lo &= ~(uintptr_t)7;
     static uintptr_t buf[8192];
     pid_t pid = getpid();
     while (lo < hi) {
         size_t n = hi - lo < sizeof buf ? hi - lo : sizeof buf;
-        struct iovec l = {buf, n}, r = {(void *)lo, n};
-        ssize_t got = process_vm_readv(pid, &l, 1, &r, 1, 0);
-        if (got <= 0) {
+        size_t got = read_root_chunk(lo, n, buf, pid);
+        if (!got) {
             lo = (lo + 4096) & ~(uintptr_t)4095; /* skip the page that failed */
             continue;
         }
-        gs_mark_words(s, buf, (size_t)got / 8, mode, NULL);
+        gs_mark_words(s, buf, got / 8, mode, NULL);
         lo += (uintptr_t)got;
     }
+    s->cur_loader = 0;
+}
+
+/* A root range, split where it meets the loader's data (a merged mapping
+ * may hold both). */
+static void scan_root(struct gs_scan *s, const struct gs_roots *roots, uintptr_t lo, uintptr_t hi,
+                      uint8_t mode)
+{
+    uintptr_t a = roots->loader_lo, z = roots->loader_hi;
+    if (z <= lo || a >= hi) {
+        scan_range(s, lo, hi, mode, 0);
+        return;
+    }
+    if (lo < a)
+        scan_range(s, lo, a, mode, 0);
+    scan_range(s, lo > a ? lo : a, hi < z ? hi : z, mode, 1);
+    if (z < hi)
+        scan_range(s, z, hi, mode, 0);
 }
 
 /* Blocks are read in place (a copy would cost a syscall per block), so the
@@ -469,7 +527,7 @@ void gs_mark_roots(struct gs_scan *s, const struct gs_roots *roots)
     /* 3. roots, start pointers */
     gs_mark_words(s, roots->regs, roots->nregs, M_REACH, NULL);
     for (size_t i = 0; i < roots->n; i++) {
-        scan_range(s, roots->r[i].lo, roots->r[i].hi, M_REACH);
+        scan_root(s, roots, roots->r[i].lo, roots->r[i].hi, M_REACH);
         gs_mark_drain(s, M_REACH, NULL);
     }
     gs_mark_drain(s, M_REACH, NULL);
@@ -490,7 +548,7 @@ void gs_mark_roots(struct gs_scan *s, const struct gs_roots *roots)
         /* Too many to remember: rescan the roots following every pointer. */
         s->ninterior = 0;
         for (size_t i = 0; i < roots->n; i++) {
-            scan_range(s, roots->r[i].lo, roots->r[i].hi, M_POSS);
+            scan_root(s, roots, roots->r[i].lo, roots->r[i].hi, M_POSS);
             gs_mark_drain(s, M_POSS, NULL);
         }
     }

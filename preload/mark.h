@@ -65,6 +65,7 @@ struct gs_scan {
     /* counters */
     uint64_t bytes_scanned, visited, live_blocks, live_bytes;
     int cur_weak; /* the words being scanned are a weak block's */
+    int cur_loader; /* ... or the dynamic loader's data (mark.c) */
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
     /* results */
     struct gs_scan_result *res;

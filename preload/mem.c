@@ -27,6 +27,10 @@
 static struct gs_range *ranges;
 static size_t nranges;
 static atomic_int ranges_lock;
+/* Bumped on every change to the registry (under its lock), so that a reader
+ * of root memory can tell that a range was registered or dropped while it
+ * read (gs_pages_gen). */
+static _Atomic uint64_t ranges_gen;
 
 static void reg_add(uintptr_t lo, size_t len)
 {
@@ -41,17 +45,22 @@ static void reg_add(uintptr_t lo, size_t len)
     }
     if (ranges && nranges < GS_MAX_PAGE_RANGES)
         ranges[nranges++] = (struct gs_range){lo, lo + len};
+    atomic_fetch_add(&ranges_gen, 1);
     gs_spin_unlock(&ranges_lock);
 }
 
-static void reg_del(uintptr_t lo)
+/* By both ends: the pages are unmapped before their entry goes (see
+ * gs_pages_free), so a new mapping at the same address may be registered
+ * by then, with another length. */
+static void reg_del(uintptr_t lo, size_t len)
 {
     gs_spin_lock(&ranges_lock);
     for (size_t i = 0; i < nranges; i++)
-        if (ranges[i].lo == lo) {
+        if (ranges[i].lo == lo && ranges[i].hi == lo + len) {
             ranges[i] = ranges[--nranges];
             break;
         }
+    atomic_fetch_add(&ranges_gen, 1);
     gs_spin_unlock(&ranges_lock);
 }
 
@@ -70,6 +79,22 @@ int gs_pages_ranges(struct gs_range *out, size_t max)
     return (int)n;
 }
 
+int gs_pages_overlapping(uintptr_t lo, uintptr_t hi, struct gs_range *out, size_t max)
+{
+    size_t n = 0;
+    gs_spin_lock(&ranges_lock);
+    for (size_t i = 0; i < nranges && n < max; i++)
+        if (ranges[i].lo < hi && ranges[i].hi > lo)
+            out[n++] = ranges[i];
+    gs_spin_unlock(&ranges_lock);
+    return (int)n;
+}
+
+uint64_t gs_pages_gen(void)
+{
+    return atomic_load(&ranges_gen);
+}
+
 void *gs_pages_alloc(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -81,9 +106,12 @@ void *gs_pages_alloc(size_t bytes)
 
 void gs_pages_free(void *p, size_t bytes)
 {
+    /* Unmapped first, then unregistered: pages that are mapped, hold gcspy's
+     * data and are not registered would be roots for a scan that read the
+     * registry just then (the writer frees while the world is stopped). */
     if (p) {
-        reg_del((uintptr_t)p);
         munmap(p, bytes);
+        reg_del((uintptr_t)p, bytes);
     }
 }
 

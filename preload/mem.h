@@ -26,6 +26,13 @@ struct gs_range {
 };
 /* gcspy's own mappings, for the scanner (never roots). */
 int gs_pages_ranges(struct gs_range *out, size_t max);
+/* The registered ranges that overlap [lo, hi), at most max of them; and a
+ * number that changes whenever the registry does. A scan reads root memory
+ * long after it listed the mappings, while gcspy's writer thread maps and
+ * unmaps its own pages: mark.c drops the words of pages registered by the
+ * time it read them, and reads again when the registry changed meanwhile. */
+int gs_pages_overlapping(uintptr_t lo, uintptr_t hi, struct gs_range *out, size_t max);
+uint64_t gs_pages_gen(void);
 void gs_pages_atfork_child(void); /* in a scan's forked child */
 
 /* One line on stderr, "gcspy: ..." (write(2), no stdio, no malloc), when

@@ -43,7 +43,9 @@
  * so a mapping that went away or ends early cannot fault the scan.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <link.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -65,8 +67,30 @@
  * dlsym would disturb the program's dlerror() state (pyapi.h says how). */
 static size_t tls_static;
 
+/* The dynamic loader's writable PT_LOAD segment, pages rounded out: found
+ * once from _r_debug, which ld.so defines. */
+static uintptr_t loader_lo, loader_hi;
+
+static int find_loader_data(struct dl_phdr_info *info, size_t size, void *base)
+{
+    (void)size;
+    if (info->dlpi_addr != (uintptr_t)base)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_W))
+            continue;
+        loader_lo = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)4095;
+        loader_hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + 4095) & ~(uintptr_t)4095;
+    }
+    return 1;
+}
+
 void gs_roots_init(void)
 {
+    Dl_info di;
+    if (dladdr(&_r_debug, &di) && di.dli_fbase)
+        dl_iterate_phdr(find_loader_data, di.dli_fbase);
     void (*info)(size_t *, size_t *) =
         (void (*)(size_t *, size_t *))gs_elf_find("_dl_get_tls_static_info");
     size_t size = 0, align = 0;
@@ -490,6 +514,8 @@ int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
                      size_t nself_regs, const struct gs_range *heap, size_t nheap)
 {
     memset(r, 0, sizeof *r);
+    r->loader_lo = loader_lo;
+    r->loader_hi = loader_hi;
     struct collect c = {0};
     int rc = -1;
     if (read_maps(&c.maps, &c.nmaps, &c.mcap) == 0 && list_unreadable(r, &c, heap, nheap) == 0 &&

@@ -17,6 +17,9 @@ struct gs_roots {
      * skips these bytes of a block instead of faulting. Sorted, merged. */
     struct gs_range *noread;
     size_t nnoread, noread_cap;
+    /* The dynamic loader's writable segment (0, 0 when unknown): its words
+     * keep host blocks only (mark.c). */
+    uintptr_t loader_lo, loader_hi;
 };
 
 /* Builds the root set while the world is stopped: writable private mappings

@@ -135,10 +135,11 @@ CD_FLAGS="-g -O2 -fno-omit-frame-pointer -Wall -Wextra -isystem $CUDA_HOME/inclu
 RT_LIBS="-L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcudart -ldl -lpthread"
 DRV_LIBS="$RT_LIBS -L$CUDA_HOME/lib64/stubs -lcuda"
 progs_ok=1
-for p in cuda_three cuda_kept_pinned cuda_kept_thread cuda_pinned_leak cuda_sync; do
+for p in cuda_three cuda_kept_pinned cuda_kept_thread cuda_pinned_leak cuda_pinned_dlopen \
+         cuda_entry_points cuda_sync; do
   gcc -std=gnu11 $CD_FLAGS -o "$OUT/programs/$p" "tests/programs/$p.c" $RT_LIBS >>"$OUT/programs.log" 2>&1 || progs_ok=0
 done
-for p in cuda_driver cuda_async_vmm cuda_oom cuda_stress cuda_driver_api; do
+for p in cuda_driver cuda_async_vmm cuda_oom cuda_stress cuda_driver_api cuda_ctx_teardown; do
   gcc -std=gnu11 $CD_FLAGS -o "$OUT/programs/$p" "tests/programs/$p.c" $DRV_LIBS >>"$OUT/programs.log" 2>&1 || progs_ok=0
 done
 g++ -std=gnu++17 $CD_FLAGS -o "$OUT/programs/cuda_kept_heap" tests/programs/cuda_kept_heap.cpp $RT_LIBS \

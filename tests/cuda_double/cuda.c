@@ -9,7 +9,9 @@
  *
  * cuGetProcAddress returns these same functions, by the base name a CUDA
  * version asks for ("cuMemAlloc" -> cuMemAlloc_v2), so a program can reach
- * them without going through the dynamic linker, as with the real driver. */
+ * them without going through the dynamic linker, as with the real driver,
+ * and like it through internal entry points (trampolines) whose addresses
+ * differ from the exported names'. */
 #include <stdio.h>
 #include <string.h>
 
@@ -442,60 +444,86 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool)
 
 /* Base name, function, the CUDA version that introduced this variant. For
  * a name listed twice, the newest variant the caller's version allows wins. */
+#define GS_CD_PROCS(X) \
+    X("cuInit", cuInit, 2000) \
+    X("cuDriverGetVersion", cuDriverGetVersion, 2020) \
+    X("cuGetErrorString", cuGetErrorString, 6000) \
+    X("cuGetErrorName", cuGetErrorName, 6000) \
+    X("cuDeviceGet", cuDeviceGet, 2000) \
+    X("cuDeviceGetCount", cuDeviceGetCount, 2000) \
+    X("cuDeviceGetName", cuDeviceGetName, 2000) \
+    X("cuDeviceTotalMem", cuDeviceTotalMem_v2, 3020) \
+    X("cuCtxCreate", cuCtxCreate_v2, 3020) \
+    X("cuCtxCreate", cuCtxCreate_v4, 12050) \
+    X("cuCtxDestroy", cuCtxDestroy_v2, 4000) \
+    X("cuCtxSetCurrent", cuCtxSetCurrent, 4000) \
+    X("cuCtxGetCurrent", cuCtxGetCurrent, 4000) \
+    X("cuCtxGetDevice", cuCtxGetDevice, 2000) \
+    X("cuCtxSynchronize", cuCtxSynchronize, 2000) \
+    X("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain, 7000) \
+    X("cuDevicePrimaryCtxRelease", cuDevicePrimaryCtxRelease_v2, 11000) \
+    X("cuMemAlloc", cuMemAlloc_v2, 3020) \
+    X("cuMemFree", cuMemFree_v2, 3020) \
+    X("cuMemAllocPitch", cuMemAllocPitch_v2, 3020) \
+    X("cuMemAllocHost", cuMemAllocHost_v2, 3020) \
+    X("cuMemHostAlloc", cuMemHostAlloc, 2020) \
+    X("cuMemFreeHost", cuMemFreeHost, 2000) \
+    X("cuMemAllocManaged", cuMemAllocManaged, 6000) \
+    X("cuMemAllocAsync", cuMemAllocAsync, 11020) \
+    X("cuMemAllocFromPoolAsync", cuMemAllocFromPoolAsync, 11020) \
+    X("cuMemFreeAsync", cuMemFreeAsync, 11020) \
+    X("cuMemcpyHtoD", cuMemcpyHtoD_v2, 3020) \
+    X("cuMemcpyDtoH", cuMemcpyDtoH_v2, 3020) \
+    X("cuMemcpyDtoD", cuMemcpyDtoD_v2, 3020) \
+    X("cuMemsetD8", cuMemsetD8_v2, 3020) \
+    X("cuMemGetInfo", cuMemGetInfo_v2, 3020) \
+    X("cuMemGetAddressRange", cuMemGetAddressRange_v2, 3020) \
+    X("cuStreamCreate", cuStreamCreate, 2000) \
+    X("cuStreamDestroy", cuStreamDestroy_v2, 4000) \
+    X("cuStreamSynchronize", cuStreamSynchronize, 2000) \
+    X("cuDeviceGetDefaultMemPool", cuDeviceGetDefaultMemPool, 11020) \
+    X("cuMemPoolCreate", cuMemPoolCreate, 11020) \
+    X("cuMemPoolDestroy", cuMemPoolDestroy, 11020) \
+    X("cuMemAddressReserve", cuMemAddressReserve, 10020) \
+    X("cuMemAddressFree", cuMemAddressFree, 10020) \
+    X("cuMemCreate", cuMemCreate, 10020) \
+    X("cuMemRelease", cuMemRelease, 10020) \
+    X("cuMemMap", cuMemMap, 10020) \
+    X("cuMemUnmap", cuMemUnmap, 10020) \
+    X("cuMemSetAccess", cuMemSetAccess, 10020) \
+    X("cuMemGetAllocationGranularity", cuMemGetAllocationGranularity, 10020) \
+    X("cuGetProcAddress", cuGetProcAddress, 11030) \
+    X("cuGetProcAddress", cuGetProcAddress_v2, 12000)
+
+/* The real driver hands cuGetProcAddress callers its internal entry points,
+ * not the addresses its exported names resolve to (PyTorch, NCCL and the
+ * runtime's cudaGetDriverEntryPoint take them so). The double does the
+ * same: each function of the table is reached through a trampoline of its
+ * own, a jump to the exported function (bound inside the library by
+ * -Bsymbolic), so a pointer from here never equals dlsym's for its name. */
+#define GS_CD_STR(x) #x
+#define GS_CD_XSTR(x) GS_CD_STR(x)
+#if defined(__x86_64__)
+#define EP_DEF(name, fn, since)                                                \
+    __attribute__((visibility("hidden"))) extern char gs_cd_ep_##fn[];         \
+    __asm__(".text\n.p2align 4\n.globl gs_cd_ep_" GS_CD_XSTR(fn) "\n"          \
+            ".hidden gs_cd_ep_" GS_CD_XSTR(fn) "\n.type gs_cd_ep_" GS_CD_XSTR(fn) \
+            ",@function\ngs_cd_ep_" GS_CD_XSTR(fn) ":\n\tjmp " GS_CD_XSTR(fn) "\n");
+#define EP(fn) ((void *)gs_cd_ep_##fn)
+#else
+#define EP_DEF(name, fn, since)
+#define EP(fn) ((void *)fn)
+#endif
+GS_CD_PROCS(EP_DEF)
+
 static const struct proc {
     const char *name;
     void *fn;
     int since;
 } procs[] = {
-    {"cuInit", (void *)cuInit, 2000},
-    {"cuDriverGetVersion", (void *)cuDriverGetVersion, 2020},
-    {"cuGetErrorString", (void *)cuGetErrorString, 6000},
-    {"cuGetErrorName", (void *)cuGetErrorName, 6000},
-    {"cuDeviceGet", (void *)cuDeviceGet, 2000},
-    {"cuDeviceGetCount", (void *)cuDeviceGetCount, 2000},
-    {"cuDeviceGetName", (void *)cuDeviceGetName, 2000},
-    {"cuDeviceTotalMem", (void *)cuDeviceTotalMem_v2, 3020},
-    {"cuCtxCreate", (void *)cuCtxCreate_v2, 3020},
-    {"cuCtxCreate", (void *)cuCtxCreate_v4, 12050},
-    {"cuCtxDestroy", (void *)cuCtxDestroy_v2, 4000},
-    {"cuCtxSetCurrent", (void *)cuCtxSetCurrent, 4000},
-    {"cuCtxGetCurrent", (void *)cuCtxGetCurrent, 4000},
-    {"cuCtxGetDevice", (void *)cuCtxGetDevice, 2000},
-    {"cuCtxSynchronize", (void *)cuCtxSynchronize, 2000},
-    {"cuDevicePrimaryCtxRetain", (void *)cuDevicePrimaryCtxRetain, 7000},
-    {"cuDevicePrimaryCtxRelease", (void *)cuDevicePrimaryCtxRelease_v2, 11000},
-    {"cuMemAlloc", (void *)cuMemAlloc_v2, 3020},
-    {"cuMemFree", (void *)cuMemFree_v2, 3020},
-    {"cuMemAllocPitch", (void *)cuMemAllocPitch_v2, 3020},
-    {"cuMemAllocHost", (void *)cuMemAllocHost_v2, 3020},
-    {"cuMemHostAlloc", (void *)cuMemHostAlloc, 2020},
-    {"cuMemFreeHost", (void *)cuMemFreeHost, 2000},
-    {"cuMemAllocManaged", (void *)cuMemAllocManaged, 6000},
-    {"cuMemAllocAsync", (void *)cuMemAllocAsync, 11020},
-    {"cuMemAllocFromPoolAsync", (void *)cuMemAllocFromPoolAsync, 11020},
-    {"cuMemFreeAsync", (void *)cuMemFreeAsync, 11020},
-    {"cuMemcpyHtoD", (void *)cuMemcpyHtoD_v2, 3020},
-    {"cuMemcpyDtoH", (void *)cuMemcpyDtoH_v2, 3020},
-    {"cuMemcpyDtoD", (void *)cuMemcpyDtoD_v2, 3020},
-    {"cuMemsetD8", (void *)cuMemsetD8_v2, 3020},
-    {"cuMemGetInfo", (void *)cuMemGetInfo_v2, 3020},
-    {"cuMemGetAddressRange", (void *)cuMemGetAddressRange_v2, 3020},
-    {"cuStreamCreate", (void *)cuStreamCreate, 2000},
-    {"cuStreamDestroy", (void *)cuStreamDestroy_v2, 4000},
-    {"cuStreamSynchronize", (void *)cuStreamSynchronize, 2000},
-    {"cuDeviceGetDefaultMemPool", (void *)cuDeviceGetDefaultMemPool, 11020},
-    {"cuMemPoolCreate", (void *)cuMemPoolCreate, 11020},
-    {"cuMemPoolDestroy", (void *)cuMemPoolDestroy, 11020},
-    {"cuMemAddressReserve", (void *)cuMemAddressReserve, 10020},
-    {"cuMemAddressFree", (void *)cuMemAddressFree, 10020},
-    {"cuMemCreate", (void *)cuMemCreate, 10020},
-    {"cuMemRelease", (void *)cuMemRelease, 10020},
-    {"cuMemMap", (void *)cuMemMap, 10020},
-    {"cuMemUnmap", (void *)cuMemUnmap, 10020},
-    {"cuMemSetAccess", (void *)cuMemSetAccess, 10020},
-    {"cuMemGetAllocationGranularity", (void *)cuMemGetAllocationGranularity, 10020},
-    {"cuGetProcAddress", (void *)cuGetProcAddress, 11030},
-    {"cuGetProcAddress", (void *)cuGetProcAddress_v2, 12000},
+#define PROC_ROW(name, fn, since) {name, EP(fn), since},
+    GS_CD_PROCS(PROC_ROW)
+#undef PROC_ROW
 };
 
 CUresult gs_cd_get_proc(const char *sym, void **fn, int version, cuuint64_t flags,

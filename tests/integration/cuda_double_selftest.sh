@@ -42,7 +42,8 @@ run() {
 
 # The scenarios and API checks, with the double's defaults.
 for name in cuda_three cuda_kept_pinned cuda_kept_heap cuda_kept_thread cuda_async_vmm \
-            cuda_pinned_leak cuda_driver cuda_driver_api cuda_api cuda_fault cuda_sync cuda_hidden; do
+            cuda_pinned_leak cuda_driver cuda_driver_api cuda_api cuda_fault cuda_sync cuda_hidden \
+            cuda_pinned_dlopen cuda_entry_points cuda_ctx_teardown; do
     run "$name"
 done
 run cuda_oom GS_CUDA_DOUBLE_MEM=67108864

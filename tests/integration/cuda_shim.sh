@@ -15,6 +15,13 @@
 #                    counted them reachable; nothing but host memory at exit
 #   cuda_pinned_leak the 4096-byte pinned block definite (host-visible, leak
 #                    classes as for heap blocks), from leak_pinned()
+#   cuda_pinned_dlopen the same for a pinned block mapped where ld.so.cache
+#                    was (the loader's dangling pointer to it keeps nothing)
+#   cuda_entry_points device blocks allocated (and one freed) through the
+#                    internal entry points cudaGetDriverEntryPoint(ByVersion)
+#                    and cuGetProcAddress hand out: 1, 2, 3 MiB definite
+#   cuda_ctx_teardown cuCtxDestroy of one context frees its 1 MiB block only;
+#                    the other context's 2 MiB block definite
 #   cuda_async_vmm   stream-ordered blocks each allocated and freed (fn
 #                    cuda_async, on the stream); VMM mappings as vmm blocks,
 #                    each unmapped; the exact DEVICE_SAMPLE (vmm) sequence
@@ -51,7 +58,8 @@ fi
 gs_init cuda_shim
 [ "$REAL" = 1 ] && GS_PROGS=$(realpath "${GS_CUDA_PROGS:-build/gpu-check/programs}")
 gs_need cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-        cuda_pinned_leak cuda_async_vmm cuda_oom cuda_stress cuda_sync cuda_driver_api
+        cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_ctx_teardown cuda_async_vmm \
+        cuda_oom cuda_stress cuda_sync cuda_driver_api
 unset GS_CUDA_DOUBLE_MEM GS_CUDA_DOUBLE_DEVICES GS_CUDA_DOUBLE_SYNC_US LD_LIBRARY_PATH
 
 cat >"$GS_T/cudacheck.py" <<'PY'
@@ -184,17 +192,45 @@ elif case.startswith('cuda_kept_'):
                 end.live_blocks, end.live_bytes, end.reachable_bytes)
     nothing_cuda_live_at_end()
     print('%s: the %d-byte device block reachable at the scan, freed by exit' % (case, size))
-elif case == 'cuda_pinned_leak':
+elif case in ('cuda_pinned_leak', 'cuda_pinned_dlopen'):
+    size = 4096
+    if case == 'cuda_pinned_dlopen':  # the loader's dangling ld.so.cache pointer lands on it
+        page = os.sysconf('SC_PAGESIZE')
+        size = (os.stat('/etc/ld.so.cache').st_size + page - 1) // page * page
     for trig in ('api', 'exit'):
         _, blocks, _ = by_trigger(trig)
         got = cuda_blocks(blocks, 'definite') + cuda_blocks(blocks, 'indirect') + \
             cuda_blocks(blocks, 'possible')
-        assert got == [('pinned', 4096, 'definite')], '%s scan: unreachable %s' % (trig, got)
+        assert got == [('pinned', size, 'definite')], '%s scan: unreachable %s' % (trig, got)
         no_definite_host(blocks, trig)
+    if case == 'cuda_pinned_leak':
+        dev = allocs('device')
+        assert [r.size for r in dev] == [4096] and freed([dev[0].addr]), 'device check buffer: %s' % dev
+    expect_stack(leak('pinned', 'definite', size), 'leak_pinned', 'main')
+    print('%s: %d pinned bytes definite from leak_pinned' % (case, size))
+elif case == 'cuda_entry_points':
+    for trig in ('api', 'exit'):
+        _, blocks, _ = by_trigger(trig)
+        got = cuda_blocks(blocks)
+        want = [('device', n * MIB, 'definite') for n in (1, 2, 3)]
+        assert got == want, '%s scan: CUDA blocks %s, expected %s' % (trig, got, want)
     dev = allocs('device')
-    assert [r.size for r in dev] == [4096] and freed([dev[0].addr]), 'device check buffer: %s' % dev
-    expect_stack(leak('pinned', 'definite', 4096), 'leak_pinned', 'main')
-    print('pinned_leak: 4096 pinned bytes definite from leak_pinned')
+    assert sorted(r.size for r in dev) == [n * MIB for n in (1, 2, 3, 4)], dev
+    assert all(r.fn == 'cuda_driver' for r in dev), [r.fn for r in dev]
+    assert freed([r.addr for r in dev if r.size == 4 * MIB]), 'the 4 MiB block is not freed'
+    for n, fn in ((1, 'alloc_by_entry'), (2, 'alloc_by_version'), (3, 'alloc_by_proc')):
+        expect_stack(leak('device', 'definite', n * MIB), fn, 'main')
+    print('entry_points: 1, 2, 3 MiB definite from the runtime-given entry points; 4 MiB freed')
+elif case == 'cuda_ctx_teardown':
+    for trig in ('api', 'exit'):
+        _, blocks, _ = by_trigger(trig)
+        got = cuda_blocks(blocks)
+        assert got == [('device', 2 * MIB, 'definite')], '%s scan: CUDA blocks %s' % (trig, got)
+    dev = allocs('device')
+    assert sorted(r.size for r in dev) == [MIB, 2 * MIB], dev
+    assert freed([r.addr for r in dev if r.size == MIB]), 'the destroyed context kept its block'
+    expect_stack(leak('device', 'definite', 2 * MIB), 'leak_in', 'main')
+    print('ctx_teardown: the destroyed context took its 1 MiB; the other\'s 2 MiB definite')
 elif case == 'cuda_async_vmm':
     for v in scans().values():
         assert not cuda_blocks(v[1]), 'scan %d: CUDA blocks %s' % (v[0].id, cuda_blocks(v[1]))
@@ -292,7 +328,8 @@ if [ "$REAL" = 1 ]; then
   # CUPTI attached (its exit line), and one call is one event: the same CUDA
   # events as without it.
   for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-           cuda_pinned_leak cuda_async_vmm cuda_oom cuda_stress cuda_sync cuda_driver_api; do
+           cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_ctx_teardown cuda_async_vmm \
+           cuda_oom cuda_stress cuda_sync cuda_driver_api; do
     GCSPY_QUIET=0 run "$p" || continue
     grep -q '^gcspy: cupti: ' "$GS_DIR/err" ||
       fail "$p: CUPTI not attached: $(grep -i cupti "$GS_DIR/err" | head -3)"
@@ -306,7 +343,8 @@ if [ "$REAL" = 1 ]; then
 fi
 
 for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-         cuda_pinned_leak cuda_async_vmm cuda_driver_api; do
+         cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_ctx_teardown cuda_async_vmm \
+         cuda_driver_api; do
   run "$p"
 done
 run cuda_oom GS_CUDA_DOUBLE_MEM=67108864

@@ -27,8 +27,11 @@ GS_CD_LIBS := $(GS_CD_DIR)/libcuda.so.1 $(GS_CD_DIR)/libcuda.so \
 GS_CD_PROG_CFLAGS   := -fno-omit-frame-pointer -isystem $(CUDA_HOME)/include -Itests/cuda_double
 GS_CD_PROG_LDFLAGS  := -L$(GS_CD_DIR) -Wl,--enable-new-dtags -Wl,-rpath,'$$ORIGIN/../../cuda_double'
 GS_CD_CXXFLAGS      := -std=gnu++17 -g -O2 -Wall -Wextra -Werror -MMD -MP
-GS_CD_RT_PROGS  := cuda_three cuda_kept_pinned cuda_kept_thread cuda_pinned_leak cuda_fault cuda_sync
-GS_CD_DRV_PROGS := cuda_async_vmm cuda_oom cuda_driver cuda_driver_api cuda_api cuda_stress cuda_hidden
+GS_CD_RT_PROGS  := cuda_three cuda_kept_pinned cuda_kept_thread cuda_pinned_leak cuda_pinned_dlopen \
+                   cuda_entry_points \
+                   cuda_fault cuda_sync
+GS_CD_DRV_PROGS := cuda_async_vmm cuda_oom cuda_driver cuda_driver_api cuda_api cuda_stress cuda_hidden \
+                   cuda_ctx_teardown
 GS_CD_CXX_PROGS := cuda_kept_heap
 GS_CD_PROGS := $(addprefix $(GS_CD_PROG)/,$(GS_CD_RT_PROGS) $(GS_CD_DRV_PROGS) $(GS_CD_CXX_PROGS))
 
