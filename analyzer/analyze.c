@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "findings.h"
 #include "sitelog.h"
 #include "snapshots.h"
 #include "validate.h"
@@ -166,7 +167,8 @@ static int build(struct pass *p, const char *name, const struct gs_analyze_opts 
     gs_stacks_init(&c.stacks, &p->m, sym, &r->arena, o->max_frames);
     r->trace = gs_arena_strdup(&r->arena, name);
     int rc = !r->trace || gs_build_process(&c) || gs_build_leaks(&c) ||
-                     gs_build_suspects(&c) || gs_build_pauses(&c) || gs_build_timeline(&c)
+                     gs_build_suspects(&c) || gs_build_pauses(&c) || gs_build_timeline(&c) ||
+                     gs_findings_build(r, o->userframe)
                  ? -1
                  : 0;
     if (!rc && p->snaps)

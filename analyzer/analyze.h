@@ -16,6 +16,7 @@
 #include "names.h"
 #include "result.h"
 #include "symbols.h"
+#include "userframe.h"
 
 struct gs_analyze_opts {
     struct gs_model_opts model;
@@ -26,6 +27,7 @@ struct gs_analyze_opts {
     uint32_t max_frames;        /* frames per stack (0: 256) */
     int history;                /* also the run over time for the HTML page
                                    (result.h's history, history.h) */
+    const struct gs_userframe_opts *userframe; /* the user's code (NULL: defaults) */
 };
 
 void gs_analyze_defaults(struct gs_analyze_opts *o);

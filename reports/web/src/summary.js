@@ -94,11 +94,36 @@ function facts(p) {
   return GS.el('table', { class: 'facts' }, GS.el('tbody', null, rows));
 }
 
+// The findings first: one line each, as the JSON ranks them (real
+// problems largest first, the folded import and loader noise after them).
+function findingsList(p) {
+  var all = p.findings || [];
+  var real = all.filter(function (f) { return f.kind !== 'noise'; });
+  var noise = all.filter(function (f) { return f.kind === 'noise'; });
+  var box = GS.el('div', { class: 'findings' }, GS.el('h3', null, 'Findings'));
+  if (!real.length) {
+    box.appendChild(GS.el('p', { class: 'finding-none' }, p.leak_status === 'no-scan'
+      ? 'No finding known: the trace has no leak scan, so leaks are not ruled out.'
+      : 'No leak, no growth, no significant fragmentation.'));
+  } else {
+    box.appendChild(GS.el('ol', null, real.map(function (f) {
+      return GS.el('li', { class: 'finding ' + f.kind, 'data-kind': f.kind }, f.line);
+    })));
+  }
+  if (noise.length) {
+    box.appendChild(GS.el('ul', { class: 'noise' }, noise.map(function (f) {
+      return GS.el('li', { class: 'finding noise', 'data-kind': 'noise' }, f.line);
+    })));
+  }
+  return box;
+}
+
 GS.renderSummary = function (body, doc, p, ctx) {
   if (!p.readable) {
     body.appendChild(GS.el('p', { class: 'error' }, 'This trace could not be read: ' + p.error));
     return;
   }
+  body.appendChild(findingsList(p));
   var s = p.summary, di = (s.definite.total.bytes || 0) + (s.indirect.total.bytes || 0);
   var blocks = (s.definite.total.blocks || 0) + (s.indirect.total.blocks || 0);
   var suspects = (p.growth.suspects || []).filter(function (g) { return !g.suppressed; });
