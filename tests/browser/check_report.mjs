@@ -29,6 +29,10 @@
 //   maxOpenMs: the page must be ready within this many ms,
 //   processes: N: the picker must offer N processes, each drawing without
 //              an error (checked last, after the other checks on the first)
+//   findings:  [[substring, ...], ...]: the findings are the first thing of
+//              the summary and within the first screen; findings holding
+//              these substrings appear among them in this order (a
+//              screenshot PREFIXtop.png of the page's top)
 // }
 // Always checked: no console error, no uncaught exception, no request for
 // anything but the page itself (the page must need no network).
@@ -276,6 +280,31 @@ async function checkPage(spec) {
     const want = spec.leakBadge;
     check(b.cls === want.cls && b.value === want.value,
       `the leak badge is "${want.value}" (${want.cls}): got "${b.value}" (${b.cls})`);
+  }
+
+  // ---- the findings first: the top of the page, on the first screen ----
+  if (spec.findings) {
+    const res = await page.evaluate(() => {
+      window.scrollTo(0, 0);
+      const box = document.querySelector('#summary .body > .findings');
+      const first = document.querySelector('#summary .body').firstElementChild;
+      const r = box ? box.getBoundingClientRect() : null;
+      return { first: !!box && first === box, bottom: r ? r.bottom : -1, vh: window.innerHeight,
+        items: box ? [...box.querySelectorAll('ol > li.finding')].map((e) => e.textContent) : [] };
+    });
+    check(res.first, 'the findings are the first thing of the summary');
+    check(res.bottom > 0 && res.bottom <= res.vh, `the findings fit the first screen (bottom ${res.bottom} of ${res.vh})`);
+    // in this order among the findings (others, such as growth, may rank between)
+    let at = 0;
+    spec.findings.forEach((want) => {
+      while (at < res.items.length && !want.every((x) => res.items[at].includes(x))) at++;
+      check(at < res.items.length, `a finding holds ${want.join(' | ')}, in order (${res.items.join(' / ')})`);
+      at++;
+    });
+    if (spec.shots) {
+      mkdirSync(spec.shots, { recursive: true });
+      await page.screenshot({ path: join(spec.shots, `${spec.prefix || ''}top.png`) });
+    }
   }
 
   // ---- screenshots ----

@@ -11,10 +11,11 @@
 #   a real Python program (ctypes malloc dropped 10 times at one line, under
 #     libgcspy.so): one leak finding at leak (leak.py:12) with all 10 blocks
 #     whatever their classes; --not-user-code moves the frame away
+#   gcspy run: the exit line is the scan's verdict (LEAKED ... at leak.py:10)
 #   CLI: --max-groups takes a count, with a precise error
 set -u
 cd "$(dirname "$0")/../.." || exit 2
-G=build/gcspy MK=build/tests/analyzer_mktraces PY=/usr/bin/python3 LIB=$PWD/build/libgcspy.so
+G=build/gcspy MK=build/tests/analyzer_mktraces PY=/usr/bin/python3 LIB=$PWD/build/libgcspy.so GA=$PWD/build/gcspy
 [ -x "$G" ] && [ -x "$MK" ] && [ -f "$LIB" ] || { echo "not built: $G $MK $LIB"; exit 1; }
 T=$(mktemp -d) && trap 'rm -rf "$T"' EXIT
 fails=0
@@ -139,6 +140,11 @@ sys.exit(1 if bad else 0)
 EOF
 grep -q "^    1. leak 400 KiB in 10 blocks, definite.*, host, at leak (.*/leak.py:10)$" "$T/py.txt" ||
   fail "py text finding: $(grep -m1 '^    1\.' "$T/py.txt")"
+
+# gcspy run's exit line gives the scan's verdict, as LeakSanitizer does
+(cd "$T" && timeout 60 "$GA" run -o "$T/run-%p.trace" -- $PY leak.py 2>"$T/run.err") || fail "gcspy run leak.py: exit $?"
+grep -qE "^gcspy: pid [0-9]+: [0-9]+ allocations \(.*\); LEAKED 400 KiB in 10 blocks at 1 site \(definite [0-9]+, indirect [0-9]+, possible [0-9]+\), the largest at leak \(.*/leak.py:10\)(;.*)?; trace .*run-[0-9]+.trace$" \
+  "$T/run.err" || fail "gcspy run verdict: $(cat "$T/run.err")"
 
 # CLI: counts are counts
 "$G" report --max-groups abc "$T/leaks.trace" >/dev/null 2>"$T/err"; rc=$?
