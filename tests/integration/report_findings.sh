@@ -10,7 +10,8 @@
 #   frag.trace: fragmentation as bytes wasted outside the largest free piece
 #   a real Python program (ctypes malloc dropped 10 times at one line, under
 #     libgcspy.so): one leak finding at leak (leak.py:12) with all 10 blocks
-#     whatever their classes; --not-user-code moves the frame away
+#     whatever their classes, libffi's local functions named after the
+#     nearest function symbol; --not-user-code moves the frame away
 #   gcspy run: the exit line is the scan's verdict (LEAKED ... at leak.py:10)
 #   CLI: --max-groups takes a count, with a precise error
 set -u
@@ -123,6 +124,12 @@ check(sum(c["blocks"] for c in f["classes"].values()) == 10, f"classes add up to
 mine = [s for s in p["sites"] if not s["noise"] and s["user_frame"] and s["user_frame"]["file"].endswith("/leak.py")
         and s["lost"]["blocks"]]
 check(len(mine) == 1 and mine[0]["lost"] == {"bytes": 409600, "blocks": 10}, f"one site: {mine}")
+# frames in a module without its symbol table are named after the nearest
+# function symbol below them (libffi's local functions: "ffi_...+0x9a"), as
+# glibc's backtrace_symbols names them; none is a bare module+offset
+ffi = [x for x in (mine[0]["stack"] if mine else []) if (x["module"] or "").endswith("/libffi.so.8")]
+check(ffi and all(x["function"] and x["function"].startswith("ffi_") for x in ffi),
+      f"libffi frames named: {[(x['function'], x['offset']) for x in ffi]}")
 # the noise: folded in the text, one line per origin, counted in the summary
 text = open(f"{T}/py.txt").read()
 for origin in ("import machinery", "dynamic loader"):
