@@ -29,6 +29,8 @@
 //   maxOpenMs: the page must be ready within this many ms,
 //   processes: N: the picker must offer N processes, each drawing without
 //              an error (checked last, after the other checks on the first)
+//   leakBadge: {cls, value}: the leak badge's class and value; {blocks}:
+//              its detail starts with that many blocks (what gcspy check counts)
 //   findings:  [[substring, ...], ...]: the findings are the first thing of
 //              the summary and within the first screen; findings holding
 //              these substrings appear among them in this order (a
@@ -276,10 +278,17 @@ async function checkPage(spec) {
   // ---- the leak badge: red "no leak scan" without a scan, neutral after
   // an exec, never a green "0 bytes" for either ----
   if (spec.leakBadge) {
-    const b = await page.$eval('#summary .badge', (e) => ({ cls: e.className, value: e.querySelector('.badge-value').textContent }));
+    const b = await page.$eval('#summary .badge', (e) => ({ cls: e.className, value: e.querySelector('.badge-value').textContent,
+      detail: (e.querySelector('.badge-detail') || {}).textContent || '' }));
     const want = spec.leakBadge;
-    check(b.cls === want.cls && b.value === want.value,
-      `the leak badge is "${want.value}" (${want.cls}): got "${b.value}" (${b.cls})`);
+    if (want.cls !== undefined) {
+      check(b.cls === want.cls && b.value === want.value,
+        `the leak badge is "${want.value}" (${want.cls}): got "${b.value}" (${b.cls})`);
+    }
+    if (want.blocks !== undefined) {
+      check(b.detail.startsWith(`${want.blocks} blocks;`),
+        `the leak badge counts the gate's ${want.blocks} blocks: got "${b.detail}"`);
+    }
   }
 
   // ---- the findings first: the top of the page, on the first screen ----
