@@ -31,6 +31,8 @@
 //              an error (checked last, after the other checks on the first)
 //   leakBadge: {cls, value}: the leak badge's class and value; {blocks}:
 //              its detail starts with that many blocks (what gcspy check counts)
+//   siteRows:  true: the leak table has one row per site with definite or
+//              indirect blocks, and only those two classes are ticked
 //   findings:  [[substring, ...], ...]: the findings are the first thing of
 //              the summary and within the first screen; findings holding
 //              these substrings appear among them in this order (a
@@ -289,6 +291,18 @@ async function checkPage(spec) {
       check(b.detail.startsWith(`${want.blocks} blocks;`),
         `the leak badge counts the gate's ${want.blocks} blocks: got "${b.detail}"`);
     }
+  }
+
+  // ---- one row per allocation site; definite and indirect ticked at first ----
+  if (spec.siteRows) {
+    const res = await page.evaluate(() => {
+      const p = window.gcspyReport.data.processes[0];
+      const want = p.sites.filter((s) => s.classes.definite.blocks || s.classes.indirect.blocks).length;
+      const ticked = [...document.querySelectorAll('#leaks input[data-class]')].filter((c) => c.checked).map((c) => c.dataset.class);
+      return { rows: document.querySelectorAll('#leaks tr.leak-row').length, want, ticked };
+    });
+    check(res.rows === res.want, `the leak table has one row per site with definite or indirect blocks (${res.rows} rows, ${res.want} sites)`);
+    check(res.ticked.join(',') === 'definite,indirect', `definite and indirect ticked at first (${res.ticked.join(',')})`);
   }
 
   // ---- the findings first: the top of the page, on the first screen ----

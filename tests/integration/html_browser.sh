@@ -93,7 +93,7 @@ cat >"$T/specs.json" <<EOF
    {"function": "pair_child", "class": "indirect", "memory": "host", "bytes": 64, "blocks": 1,
     "file": "$src", "line": $L_CHILD}],
   "expand": 0, "sort": true, "zoom": "memory",
-  "leakBadge": {"blocks": ${GATE:-0}},
+  "leakBadge": {"blocks": ${GATE:-0}}, "siteRows": true,
   "findings": [["leak ", "in 1 block, definite, host, at lose_big (", "planted.c:$L_BIG)"],
                ["leak ", "in 3 blocks, definite, host, at lose_three (", "planted.c:$L_THREE)"]],
   "escape": ["<script>window.__pwned=1</script>", "</script><img src=x onerror=window.__pwned=2>"]},
