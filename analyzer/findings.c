@@ -99,6 +99,7 @@ static int build_sites(struct gs_result *r, const struct gs_userframe_opts *uf)
             s->inherited = g->inherited;
             s->torch = g->torch;
             s->worst = g->cls;
+            s->first_scan = -1;
         }
         struct gs_leaksite *s = &v[n - 1];
         s->cls[g->cls].bytes += g->bytes;
@@ -111,6 +112,8 @@ static int build_sites(struct gs_result *r, const struct gs_userframe_opts *uf)
             s->st = g->st;
         if (g->suppressed)
             s->suppressed = g->suppressed;
+        if (g->first_scan >= 0 && (s->first_scan < 0 || g->first_scan < s->first_scan))
+            s->first_scan = g->first_scan;
     }
     free(idx);
     for (uint32_t i = 0; i < n; i++) {

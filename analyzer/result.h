@@ -113,6 +113,7 @@ struct gs_leaksite {
     int noise;                      /* GS_NOISE_* (userframe.h) */
     const char *suppressed;         /* the suppression its groups matched, or NULL */
     int32_t finding;                /* the finding it is part of; -1 none */
+    int32_t first_scan;             /* the earliest of its groups' (gs_leak) */
 };
 
 /* The headline findings (findings.c), largest first. */

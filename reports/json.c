@@ -66,6 +66,31 @@ static void frame_obj(struct gs_jw *w, const char *key, const struct gs_frame *f
     gs_jw_end_obj(w);
 }
 
+/* When the blocks became unreachable (first: index into scans; -1 none). */
+static void first_unreachable(struct gs_jw *w, const struct gs_result *r, int32_t first)
+{
+    if (first >= 0 && (uint32_t)first < r->nscans) {
+        const struct gs_scan *s = &r->scans[first];
+        gs_jw_obj(w, "first_unreachable");
+        gs_jw_u64(w, "scan", s->id);
+        if (first > 0)
+            gs_jw_u64(w, "after_scan", r->scans[first - 1].id);
+        else
+            gs_jw_null(w, "after_scan");
+        gs_jw_u64(w, "t_ns", s->t_start);
+        gs_jw_arr(w, "steps", 1);
+        gs_jw_u64(w, NULL, s->steps_before);
+        gs_jw_u64(w, NULL, s->steps_at);
+        gs_jw_end_arr(w);
+        gs_jw_str(w, "first_marker", s->user_markers ? s->first_marker : NULL);
+        gs_jw_str(w, "last_marker", s->user_markers ? s->last_marker : NULL);
+        gs_jw_str(w, "marker_before", s->marker_before[0] ? s->marker_before : NULL);
+        gs_jw_end_obj(w);
+    } else {
+        gs_jw_null(w, "first_unreachable");
+    }
+}
+
 /* One row per allocation site (docs/report-json.md, SITE): every site,
  * the classes side by side; the stack only for the sites a LEAK of the
  * same stack would show (the others say null, as a LEAK's would). */
@@ -91,6 +116,7 @@ static void sites(struct gs_report_ctx *c, const struct gs_result *r)
         gs_jw_u64(w, "stack_id", s->stack_id);
         gs_jw_str(w, "suppressed", s->suppressed);
         gs_jw_str(w, "noise", gs_noise_name(s->noise));
+        first_unreachable(w, r, s->first_scan);
         frame_obj(w, "user_frame", s->user >= 0 ? &s->st.f[s->user] : NULL);
         if (i < max || (lost.blocks && !s->noise))
             frames(w, "stack", &s->st);
@@ -371,26 +397,7 @@ static int j_leak(struct gs_report_ctx *c, const struct gs_report_item *it,
     gs_jw_str(w, "allocator", l->torch ? "torch" : NULL);
     gs_jw_u64(w, "stack_id", l->stack_id);
     gs_jw_str(w, "suppressed", l->suppressed);
-    if (l->first_scan >= 0 && (uint32_t)l->first_scan < r->nscans) {
-        const struct gs_scan *s = &r->scans[l->first_scan];
-        gs_jw_obj(w, "first_unreachable");
-        gs_jw_u64(w, "scan", s->id);
-        if (l->first_scan > 0)
-            gs_jw_u64(w, "after_scan", r->scans[l->first_scan - 1].id);
-        else
-            gs_jw_null(w, "after_scan");
-        gs_jw_u64(w, "t_ns", s->t_start);
-        gs_jw_arr(w, "steps", 1);
-        gs_jw_u64(w, NULL, s->steps_before);
-        gs_jw_u64(w, NULL, s->steps_at);
-        gs_jw_end_arr(w);
-        gs_jw_str(w, "first_marker", s->user_markers ? s->first_marker : NULL);
-        gs_jw_str(w, "last_marker", s->user_markers ? s->last_marker : NULL);
-        gs_jw_str(w, "marker_before", s->marker_before[0] ? s->marker_before : NULL);
-        gs_jw_end_obj(w);
-    } else {
-        gs_jw_null(w, "first_unreachable");
-    }
+    first_unreachable(w, r, l->first_scan);
     frames(w, "stack", &l->st);
     gs_jw_end_obj(w);
     return 0;

@@ -226,6 +226,26 @@ static void class_cells(FILE *f, const struct gs_leaksite *s, int ncls)
     }
 }
 
+/* When a site's blocks became unreachable: the scan, and the steps and
+ * markers around it (first: index into scans; -1 none). */
+static void print_unreachable(FILE *f, const struct gs_result *r, int32_t first)
+{
+    char b1[32];
+    if (first < 0 || (uint32_t)first >= r->nscans)
+        return;
+    const struct gs_scan *s = &r->scans[first];
+    fprintf(f, "       unreachable since scan #%" PRIu64 " at %s", s->id, gs_fmt_ns(b1, s->t_start));
+    if (first > 0)
+        fprintf(f, " (after scan #%" PRIu64 ")", r->scans[first - 1].id);
+    if (s->steps_at > s->steps_before)
+        fprintf(f, ", steps %" PRIu64 "..%" PRIu64, s->steps_before + 1, s->steps_at);
+    if (s->user_markers)
+        fprintf(f, ", markers \"%s\"..\"%s\"", s->first_marker, s->last_marker);
+    else if (s->marker_before[0])
+        fprintf(f, ", after marker \"%s\"", s->marker_before);
+    fputc('\n', f);
+}
+
 /* One row per allocation site, the classes as columns (bytes/blocks). */
 static void print_sites(struct gs_report_ctx *c, const struct gs_result *r)
 {
@@ -282,6 +302,7 @@ static void print_sites(struct gs_report_ctx *c, const struct gs_result *r)
         if (s->suppressed)
             fprintf(f, ", suppressed by leak:%s", s->suppressed);
         fputc('\n', f);
+        print_unreachable(f, r, s->first_scan);
         print_frames(c, &s->st, "       ");
     }
     if (rows > shown)

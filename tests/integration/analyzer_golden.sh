@@ -80,12 +80,13 @@ grep -q "^   /nonexistent/libfake.so: cannot read the file" "$T/python.txt" || f
 # the tensors inside them) in the device totals.
 "$G" report "$T/torch.trace" >"$T/torch.txt" || fail "torch text"
 grep -A4 "^           4.5 MiB/2 " "$T/torch.txt" >"$T/torch.leak"
+grep -qx "   not-freed: 22.0 MiB in 2 blocks (listed with --show-reachable)" "$T/torch.txt" || fail "torch: not-freed line"
 diff - "$T/torch.leak" >/dev/null <<'X' || { fail "torch leak site"; cat "$T/torch.leak"; }
            4.5 MiB/2                -                -  device, forward (train.py:12)
        worst class definite, largest block 4.0 MiB, tensor (caching allocator block)
+       unreachable since scan #1 at 6.0 ms
        #0  forward at train.py:12 [python]
        #1  main at train.py:40 [python]
-   not-freed: 22.0 MiB in 2 blocks (listed with --show-reachable)
 X
 for want in \
   "   peak live 22.0 MiB (host 0 bytes, pinned 0 bytes, managed 0 bytes, device 22.0 MiB)" \

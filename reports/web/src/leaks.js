@@ -190,7 +190,7 @@ function siteRow(site, shown) {
     if (!row.class) row.class = c;
   });
   if (!row.class) return null;
-  ['memory', 'allocator', 'largest_block', 'inherited', 'suppressed', 'stack', 'stack_id', 'classes', 'noise'].forEach(function (k) {
+  ['memory', 'allocator', 'largest_block', 'inherited', 'suppressed', 'stack', 'stack_id', 'classes', 'noise', 'first_unreachable'].forEach(function (k) {
     row[k] = site[k];
   });
   return row;
