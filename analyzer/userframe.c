@@ -86,6 +86,10 @@ static int native_system(const char *module)
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
         if (starts(module, dirs[i]))
             return 1;
+    /* the standard library's extension modules (lib-dynload), wherever the
+     * interpreter was installed (pyenv: ~/.pyenv/versions/X/lib/python3.X) */
+    if (strstr(module, "/lib/python") || strstr(module, "/lib64/python"))
+        return 1;
     const char *b = base(module);
     /* the interpreter, wherever it was installed; gcspy's own shim */
     return starts(b, "python") || starts(b, "libpython") || starts(b, "libgcspy") ||

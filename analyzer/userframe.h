@@ -4,7 +4,8 @@
  * instead of the allocator or library frame at the top of the stack. What
  * is not the user's: the interpreter (python*, libpython*), the standard
  * library and installed packages (site-packages, dist-packages, frozen
- * modules), libc and the loader, and every module under the system's
+ * modules, and their extension modules under .../lib/python3.X/ wherever
+ * the interpreter lives), libc and the loader, and every module under the system's
  * library directories (/lib, /usr/lib, /usr/lib64, /usr/local/lib); a
  * native frame without a name (module+offset) says nothing and is skipped
  * too. Patterns
