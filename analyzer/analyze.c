@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "siteext.h"
+#include "findings.h"
 #include "sitelog.h"
 #include "snapshots.h"
 #include "validate.h"
@@ -169,7 +170,8 @@ static int build(struct pass *p, const char *name, const struct gs_analyze_opts 
     r->trace = gs_arena_strdup(&r->arena, name);
     int rc = !r->trace || gs_build_process(&c) || gs_build_leaks(&c) ||
                      gs_build_suspects(&c) || gs_build_pauses(&c) || gs_build_timeline(&c) ||
-                     (p->m.ext && gs_build_sites(&c, p->m.ext))
+                     (p->m.ext && gs_build_sites(&c, p->m.ext)) ||
+                     gs_findings_build(r, o->userframe)
                  ? -1
                  : 0;
     if (!rc && p->snaps)

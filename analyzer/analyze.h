@@ -16,6 +16,7 @@
 #include "names.h"
 #include "result.h"
 #include "symbols.h"
+#include "userframe.h"
 
 struct gs_analyze_opts {
     struct gs_model_opts model;
@@ -26,7 +27,7 @@ struct gs_analyze_opts {
     uint32_t max_frames;        /* frames per stack (0: 256) */
     int history;                /* also the run over time for the HTML page
                                    (result.h's history, history.h) */
-    int sites;                  /* also every site's figures (result.h's sites);
+    int sites;                  /* also every site's figures (result.h's sitestats);
                                    the trace is then read twice (siteext.h
                                    says why), but for standard input */
     uint64_t temp_threshold_ns; /* sites: freed sooner is temporary (0: 1 ms) */
@@ -39,6 +40,7 @@ struct gs_analyze_opts {
     uint32_t sites_max;
     int sites_pass2;            /* inside: the second read, peak at sites_peak_t */
     uint64_t sites_peak_t;
+    const struct gs_userframe_opts *userframe; /* the user's code (NULL: defaults) */
 };
 
 void gs_analyze_defaults(struct gs_analyze_opts *o);

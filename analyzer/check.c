@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "findings.h"
 #include "fmt.h"
 #include "names.h"
 #include "utf8.h"
@@ -40,8 +41,7 @@ int gs_check_parse_fail_on(const char *s, uint32_t *mask, char *bad, size_t badl
         else if (strcmp(word, "growth") == 0)
             m |= GS_CHECK_GROWTH;
         else if (strcmp(word, "all") == 0)
-            m |= (1u << GS_CLASS_DEFINITE) | (1u << GS_CLASS_INDIRECT) |
-                 (1u << GS_CLASS_POSSIBLE) | GS_CHECK_GROWTH;
+            m |= ((1u << GS_RC__N) - 1) | GS_CHECK_GROWTH;
         else {
             snprintf(bad, badlen, "%s", word);
             return -1;
@@ -97,11 +97,24 @@ static void frame_line(char *buf, size_t len, const struct gs_frame *f)
         append(buf, len, " %s", f->file);
 }
 
+/* The classes of a counted site that count: the lost ones and any other
+ * class asked for. */
+static uint32_t site_classes(const struct gs_check_limits *l)
+{
+    return (l->fail_on & ((1u << GS_RC__N) - 1)) | ((1u << GS_CLASS_REACHABLE) - 1);
+}
+
+/* Whether site s counts against the limits. */
+static int site_counts(const struct gs_check_limits *l, const struct gs_leaksite *s)
+{
+    return (l->fail_on & (1u << s->worst)) && !s->suppressed && !s->inherited;
+}
+
 /* The leaks and suspects that count against the limits, into v. */
 static void count(const struct gs_check_limits *l, const struct gs_result *r,
                   struct gs_verdict *v)
 {
-    for (uint32_t i = 0; i < r->nleaks; i++) {
+    for (uint32_t i = 0; l->per_class && i < r->nleaks; i++) {
         const struct gs_leak *g = &r->leaks[i];
         if (!(l->fail_on & (1u << g->cls)) || g->suppressed || g->inherited)
             continue;
@@ -110,6 +123,21 @@ static void count(const struct gs_check_limits *l, const struct gs_result *r,
         } else {
             v->leak_bytes += g->bytes;
             v->leak_blocks += g->blocks;
+        }
+    }
+    for (uint32_t i = 0; !l->per_class && i < r->nsites; i++) {
+        const struct gs_leaksite *s = &r->sites[i];
+        if (!site_counts(l, s))
+            continue;
+        for (int k = 0; k < GS_RC__N; k++) {
+            if (!(site_classes(l) & (1u << k)))
+                continue;
+            if (s->mem == GS_MC_DEVICE) {
+                v->device_bytes += s->cls[k].bytes;
+            } else {
+                v->leak_bytes += s->cls[k].bytes;
+                v->leak_blocks += s->cls[k].blocks;
+            }
         }
     }
     if (l->fail_on & GS_CHECK_GROWTH)
@@ -212,7 +240,32 @@ static void verdict_detail(const struct gs_check_limits *l, const struct gs_resu
                       "_exit, or the scan was skipped or off), so no leak is known or ruled "
                       "out\n");
     uint32_t shown = 0;
-    for (uint32_t i = 0; i < r->nleaks && shown < 10 && (o->bytes || o->blocks || o->dev); i++) {
+    for (uint32_t i = 0; !l->per_class && i < r->nsites && shown < 10 &&
+                         (o->bytes || o->blocks || o->dev); i++) {
+        const struct gs_leaksite *s = &r->sites[i];
+        if (!site_counts(l, s))
+            continue;
+        shown++;
+        uint64_t by = 0, bl = 0;
+        for (int k = 0; k < GS_RC__N; k++)
+            if (site_classes(l) & (1u << k)) {
+                by += s->cls[k].bytes;
+                bl += s->cls[k].blocks;
+            }
+        append(d, dl, "\n%" PRIu64 " bytes in %" PRIu64 " blocks, %s site (", by, bl,
+               gs_class_name(s->worst));
+        for (int k = 0, first = 1; k < GS_RC__N; k++)
+            if ((site_classes(l) & (1u << k)) && s->cls[k].blocks) {
+                append(d, dl, "%s%s %" PRIu64 "/%" PRIu64, first ? "" : ", ", gs_class_name(k),
+                       s->cls[k].bytes, s->cls[k].blocks);
+                first = 0;
+            }
+        append(d, dl, "), %s%s\n", gs_memcat_name(s->mem),
+               s->torch ? ", tensor (caching allocator block)" : "");
+        stack_lines(d, dl, &s->st);
+    }
+    for (uint32_t i = 0; l->per_class && i < r->nleaks && shown < 10 &&
+                         (o->bytes || o->blocks || o->dev); i++) {
         const struct gs_leak *g = &r->leaks[i];
         if (!(l->fail_on & (1u << g->cls)) || g->suppressed || g->inherited)
             continue;

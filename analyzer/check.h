@@ -3,8 +3,13 @@
  * JUnit and JSON reporters print; separate from its option parsing
  * (analyzer/cli/check_cmd.c) so unit tests can judge results directly.
  *
- * What counts: leak groups whose class is in fail_on, not suppressed, not
- * inherited from a parent process (the parent's own trace counts those).
+ * What counts: allocation sites (result.h's sites) whose worst class is in
+ * fail_on, not suppressed, not inherited from a parent process (the
+ * parent's own trace counts those), with all their lost bytes (definite,
+ * indirect and possible) and their bytes of any other class in fail_on:
+ * one site's blocks split between classes by chance (a stale pointer-like
+ * number makes a block "possible"), and the site is what leaks. per_class
+ * counts leak groups by their own class instead (the old view).
  * Host-side memory (host, pinned, managed) is held to max_bytes and
  * max_blocks, device memory to max_device_bytes. "growth" in fail_on fails
  * a trace with any growth suspect that is not suppressed. A trace with no
@@ -36,6 +41,7 @@ struct gs_check_limits {
     uint32_t fail_on;           /* 1 << class, | GS_CHECK_GROWTH */
     int require_complete;       /* an incomplete trace is an error */
     int allow_no_scan;          /* a trace with no leak scan may pass */
+    int per_class;              /* count groups by their own class, not sites */
 };
 
 void gs_check_defaults(struct gs_check_limits *l);

@@ -36,16 +36,16 @@ static int by_change(const void *x, const void *y)
 static int collect(const struct gs_result *r, int side, gs_diff_value_fn get, int which,
                    struct ent **v, size_t *n, size_t *cap)
 {
-    for (uint32_t i = 0; r && i < r->nsites; i++) {
-        uint64_t val = get(&r->sites[i], which);
+    for (uint32_t i = 0; r && i < r->nsitestats; i++) {
+        uint64_t val = get(&r->sitestats[i], which);
         if (!val)
             continue;
-        char *k = gs_stack_text(&r->sites[i], NULL);
+        char *k = gs_stack_text(&r->sitestats[i], NULL);
         if (!k || GS_GROW(*v, *cap, *n + 1)) {
             free(k);
             return -1;
         }
-        (*v)[(*n)++] = (struct ent){ k, &r->sites[i], val, side };
+        (*v)[(*n)++] = (struct ent){ k, &r->sitestats[i], val, side };
     }
     return 0;
 }

@@ -4,7 +4,7 @@
  * text (every frame's gs_frame_label, so the same code matches across runs
  * whatever the addresses), one value per site summed over the stacks that
  * read the same, and the sites whose value changed: new, gone, grown,
- * shrunk. Reads result.h's sites only (gs_analyze_opts.sites).
+ * shrunk. Reads result.h's sitestats only (gs_analyze_opts.sites).
  */
 #ifndef GCSPY_DIFF_H
 #define GCSPY_DIFF_H

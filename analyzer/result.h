@@ -78,6 +78,7 @@ struct gs_suspect {
     uint64_t start_bytes, peak_bytes, end_bytes, live_blocks, allocs;
     struct gs_stackv st;
     const char *suppressed;
+    int32_t finding;        /* the growth finding it is part of (findings.c); -1 none */
 };
 
 #define GS_NPCT 4
@@ -110,6 +111,50 @@ struct gs_timeline {
     struct gs_marker *markers;      /* kept steps and user markers, by time */
     uint32_t nmarkers;
     uint64_t step_stride, user_stride;
+};
+
+/* One row per allocation site (findings.c): the leak groups of one stack,
+ * memory category, layer and inheritance, with the classes side by side
+ * (a site's blocks split between classes by what happened to point at
+ * them, not by where they came from). */
+struct gs_leaksite {
+    uint32_t stack_id;
+    int mem, inherited, torch;
+    int worst;                      /* the worst class present (lowest GS_CLASS_*) */
+    struct gs_cell cls[GS_RC__N];   /* bytes/blocks by class */
+    uint64_t largest;
+    struct gs_stackv st;            /* the stack (unresolved when no group of it was) */
+    int32_t user;                   /* index of the user's frame in st; -1 none */
+    int noise;                      /* GS_NOISE_* (userframe.h) */
+    const char *suppressed;         /* the suppression its groups matched, or NULL */
+    int32_t finding;                /* the finding it is part of; -1 none */
+    int32_t first_scan;             /* the earliest of its groups' (gs_leak) */
+};
+
+/* The headline findings (findings.c), largest first. */
+enum { GS_FIND_LEAK = 0, GS_FIND_GROWTH, GS_FIND_NOISE, GS_FIND_FRAG, GS_FIND__N };
+struct gs_finding {
+    int kind;                       /* GS_FIND_* */
+    int cls;                        /* LEAK, NOISE: the worst class of its sites */
+    int mem;                        /* GS_MC_* */
+    uint64_t bytes, blocks;         /* LEAK, NOISE: lost bytes (definite+indirect+
+                                       possible); GROWTH: the rise over the fit
+                                       window; FRAG: free bytes wasted (outside
+                                       the largest free piece) */
+    struct gs_cell cls_cells[GS_CLASS__N]; /* LEAK, NOISE: by scanner class */
+    int axis;                       /* GROWTH: GS_AXIS_* */
+    double rate;                    /* GROWTH: bytes per step or second, summed */
+    int freed_at_exit;              /* GROWTH: nothing of it live at the end */
+    uint64_t live_end;              /* GROWTH: bytes of it live at the end */
+    double ratio;                   /* FRAG: wasted / free */
+    uint64_t total;                 /* FRAG: the span the free bytes lie in */
+    uint64_t free_bytes;            /* FRAG: all free bytes in it */
+    const struct gs_frame *user;    /* the user's frame; NULL: none found */
+    const struct gs_frame *where;   /* the allocation's first named frame */
+    uint32_t nsites;                /* sites (LEAK, NOISE) or suspects (GROWTH) */
+    uint32_t first;                 /* index of the largest into sites or suspects */
+    int noise;                      /* NOISE: GS_NOISE_* origin */
+    uint32_t id;                    /* its place before ranking (findings.c) */
 };
 
 /* How a process's leak figures stand (gs_result.leak_status). */
@@ -179,6 +224,14 @@ struct gs_result {
     struct gs_cell inherited[GS_RC__N];
     struct gs_cell suppressed[GS_RC__N];   /* filled by gs_suppress_apply */
 
+    /* one row per allocation site and the headline findings (findings.c,
+     * after suppressions): every view's totals come from these and the
+     * summary, suppressed bytes always apart */
+    struct gs_leaksite *sites;          /* sorted: lost bytes, then all bytes */
+    uint32_t nsites;
+    struct gs_finding *findings;
+    uint32_t nfindings;
+
     /* growth */
     int growth_axis;
     uint32_t growth_checkpoints;
@@ -209,8 +262,8 @@ struct gs_result {
     /* the allocation sites (sites.c): every one, largest allocated bytes
      * first, or those gs_analyze_opts.sites_rank keeps, by rank; NULL unless
      * gs_analyze_opts.sites asked. A site past sites_max has no frames */
-    struct gs_sitestat *sites;
-    uint32_t nsites;
+    struct gs_sitestat *sitestats;
+    uint32_t nsitestats;
     int sites_incomplete;           /* out of memory while replaying: partial */
     int peak_known;                 /* peak_t and at_peak found (a file, read twice) */
     uint64_t peak_t, peak_live;     /* when the live total peaked, in time order

@@ -1,5 +1,5 @@
 /*
- * Every allocation site's figures (analyze_int.h, result.h's sites): what
+ * Every allocation site's figures (analyze_int.h, result.h's sitestats): what
  * the model kept per site (allocations, live bytes, own highest), the
  * replay-time extras (siteext.h: bytes allocated, live at the peak time,
  * temporary allocations) and the site's leaked bytes, summed from the leak
@@ -32,21 +32,21 @@ static int by_rank(const void *a, const void *b)
  * ranks; 0, or -1 when out of memory. */
 static int order(struct gs_result *r, const struct gs_analyze_opts *o)
 {
-    size_t n = r->nsites, k = 0;
+    size_t n = r->nsitestats, k = 0;
     struct ranked *v = malloc((n ? n : 1) * sizeof *v);
     if (!v)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        uint64_t rank = o->sites_rank ? o->sites_rank(&r->sites[i], o->sites_rank_which)
-                                      : r->sites[i].alloc_bytes;
+        uint64_t rank = o->sites_rank ? o->sites_rank(&r->sitestats[i], o->sites_rank_which)
+                                      : r->sitestats[i].alloc_bytes;
         if (rank || !o->sites_rank)
-            v[k++] = (struct ranked){ rank, r->sites[i] };
+            v[k++] = (struct ranked){ rank, r->sitestats[i] };
     }
     if (k)
         qsort(v, k, sizeof *v, by_rank);
     for (size_t i = 0; i < k; i++)
-        r->sites[i] = v[i].s;
-    r->nsites = (uint32_t)k;
+        r->sitestats[i] = v[i].s;
+    r->nsitestats = (uint32_t)k;
     free(v);
     return 0;
 }
@@ -88,8 +88,8 @@ int gs_build_sites(struct gs_actx *c, const struct gs_siteext *x)
     r->temp_allocs = x->temp_allocs;
     r->temp_bytes = x->temp_bytes;
     r->sites_incomplete = x->failed;
-    r->sites = gs_arena_calloc(&r->arena, m->nsites ? m->nsites : 1, sizeof *r->sites);
-    if (!r->sites)
+    r->sitestats = gs_arena_calloc(&r->arena, m->nsites ? m->nsites : 1, sizeof *r->sitestats);
+    if (!r->sitestats)
         return -1;
     size_t n = 0;
     for (uint32_t i = 0; i < m->nsites; i++) {
@@ -97,7 +97,7 @@ int gs_build_sites(struct gs_actx *c, const struct gs_siteext *x)
         const struct gs_sitex *e = i < x->cap ? &x->v[i] : NULL;
         if (!s->allocs && !s->live_blocks)
             continue;
-        struct gs_sitestat *o = &r->sites[n++];
+        struct gs_sitestat *o = &r->sitestats[n++];
         o->stack_id = s->stack;
         o->mem = s->memcat;
         o->allocs = s->allocs;
@@ -113,16 +113,16 @@ int gs_build_sites(struct gs_actx *c, const struct gs_siteext *x)
             o->temp_bytes = e->temp_bytes;
         }
     }
-    r->nsites = (uint32_t)n;
-    qsort(r->sites, n, sizeof *r->sites, by_stack);
-    add_leaks(r, r->sites, n);
+    r->nsitestats = (uint32_t)n;
+    qsort(r->sitestats, n, sizeof *r->sitestats, by_stack);
+    add_leaks(r, r->sitestats, n);
     if (order(r, c->o))
         return -1;
-    n = r->nsites;
+    n = r->nsitestats;
     if (c->o->sites_max && n > c->o->sites_max)
         n = c->o->sites_max;    /* the rest stay unsymbolized */
     for (size_t i = 0; i < n; i++) {
-        struct gs_sitestat *o = &r->sites[i];
+        struct gs_sitestat *o = &r->sitestats[i];
         if (gs_stacks_get(&c->stacks, o->stack_id, &o->st) ||
             gs_stacks_site_frame(&c->stacks, o->stack_id, &o->site))
             return -1;

@@ -362,6 +362,35 @@ static int pool_push(struct gs_symbolizer *s, const struct gs_frame *f)
 }
 
 /* Resolves rel in e into pool frames; returns -1 only when out of memory. */
+/* A code address no symbol covers (a local function of a module without
+ * its symbol table: libffi's, _ctypes'): the nearest function symbol below
+ * it, "name+0xOFF", the way glibc's backtrace_symbols (dladdr) names it;
+ * NULL when there is none. Only for addresses that would otherwise stay a
+ * bare module+offset: a frame that names something. */
+static const char *nearest(struct gs_symbolizer *s, struct modent *e, Dwarf_Addr addr, char *buf,
+                           size_t len)
+{
+    int n = dwfl_module_getsymtab(e->mod);
+    const char *best = NULL;
+    GElf_Addr best_at = 0;
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr at;
+        const char *name = dwfl_module_getsym_info(e->mod, i, &sym, &at, NULL, NULL, NULL);
+        if (!name || !*name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
+            continue;
+        if (at <= addr && (!best || at > best_at)) {
+            best = name;
+            best_at = at;
+        }
+    }
+    if (!best)
+        return NULL;
+    const char *d = demangled(s, best);
+    snprintf(buf, len, "%s+0x%llx", d ? d : best, (unsigned long long)(addr + 1 - best_at));
+    return gs_sym_intern(s, buf);
+}
+
 static int resolve(struct gs_symbolizer *s, struct modent *e, uint64_t ip, uint64_t rel)
 {
     struct gs_frame f;
@@ -423,7 +452,8 @@ static int resolve(struct gs_symbolizer *s, struct modent *e, uint64_t ip, uint6
     }
     if (!symname)
         symname = outer;
-    f.function = demangled(s, symname);
+    char near[512];
+    f.function = symname ? demangled(s, symname) : nearest(s, e, addr, near, sizeof near);
     f.file = gs_sym_intern(s, file);
     f.line = line > 0 ? (uint32_t)line : 0;
     if (!f.function && !f.file)

@@ -40,11 +40,11 @@ static int summary(struct gs_report_ctx *c, const struct gs_report_item *items, 
             continue;
         char pid[40];
         snprintf(pid, sizeof pid, "pid %" PRIu64, r->pid);
-        for (uint32_t j = 0; j < r->nsites && !rc; j++) {
-            uint64_t val = gs_sval_get(&r->sites[j], c->o->value);
+        for (uint32_t j = 0; j < r->nsitestats && !rc; j++) {
+            uint64_t val = gs_sval_get(&r->sitestats[j], c->o->value);
             if (!val)
                 continue;
-            char *st = gs_stack_text(&r->sites[j], n > 1 ? pid : NULL);
+            char *st = gs_stack_text(&r->sitestats[j], n > 1 ? pid : NULL);
             if (!st || GS_GROW(v, cap, nv + 1)) {
                 free(st);
                 rc = -1;

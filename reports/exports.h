@@ -3,7 +3,7 @@
  * share: the per-site values they can show (frames are named by fmt.h's
  * gs_frame_label, so a site reads the same in a flame graph, in pprof and
  * in `gcspy diff`).
- * They all read result.h's sites, which `gcspy report` asks the analysis
+ * They all read result.h's sitestats, which `gcspy report` asks the analysis
  * for (gs_analyze_opts.sites) when one of these formats is chosen.
  */
 #ifndef GCSPY_EXPORTS_H

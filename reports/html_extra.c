@@ -70,13 +70,7 @@ static void write_sites(struct gs_jw *w, const struct gs_history *h)
         const struct gs_frame *f = &h->sites[i].f;
         gs_jw_obj_compact(w, NULL);
         gs_jw_u64(w, "stack_id", h->sites[i].stack_id);
-        gs_jw_str(w, "function", f->function);
-        gs_jw_str(w, "file", f->file);
-        if (f->line)
-            gs_jw_u64(w, "line", f->line);
-        else
-            gs_jw_null(w, "line");
-        gs_jw_str(w, "module", f->module);
+        gs_jw_frame_where(w, f);
         if (!f->python && f->module)
             gs_jw_hex(w, "offset", f->offset);
         gs_jw_end_obj(w);

@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "../analyzer/findings.h"
 #include "../analyzer/names.h"
 #include "jsonw.h"
 
@@ -27,13 +28,7 @@ static void frames(struct gs_jw *w, const char *key, const struct gs_stackv *st)
     for (uint32_t i = 0; i < st->n; i++) {
         const struct gs_frame *f = &st->f[i];
         gs_jw_obj_compact(w, NULL);
-        gs_jw_str(w, "function", f->function);
-        gs_jw_str(w, "file", f->file);
-        if (f->line)
-            gs_jw_u64(w, "line", f->line);
-        else
-            gs_jw_null(w, "line");
-        gs_jw_str(w, "module", f->module);
+        gs_jw_frame_where(w, f);
         if (f->python) {
             gs_jw_null(w, "offset");
             gs_jw_null(w, "address");
@@ -54,6 +49,127 @@ static void cell(struct gs_jw *w, const char *key, const struct gs_cell *c)
     gs_jw_u64(w, "bytes", c->bytes);
     gs_jw_u64(w, "blocks", c->blocks);
     gs_jw_end_obj(w);
+}
+
+/* One frame as an object with its one-line label; NULL: null. */
+static void frame_obj(struct gs_jw *w, const char *key, const struct gs_frame *f)
+{
+    char label[512];
+    if (!f) {
+        gs_jw_null(w, key);
+        return;
+    }
+    gs_jw_obj_compact(w, key);
+    gs_jw_str(w, "label", gs_fmt_frame(label, sizeof label, f));
+    gs_jw_frame_where(w, f);
+    gs_jw_bool(w, "python", f->python);
+    gs_jw_end_obj(w);
+}
+
+/* When the blocks became unreachable (first: index into scans; -1 none). */
+static void first_unreachable(struct gs_jw *w, const struct gs_result *r, int32_t first)
+{
+    if (first >= 0 && (uint32_t)first < r->nscans) {
+        const struct gs_scan *s = &r->scans[first];
+        gs_jw_obj(w, "first_unreachable");
+        gs_jw_u64(w, "scan", s->id);
+        if (first > 0)
+            gs_jw_u64(w, "after_scan", r->scans[first - 1].id);
+        else
+            gs_jw_null(w, "after_scan");
+        gs_jw_u64(w, "t_ns", s->t_start);
+        gs_jw_arr(w, "steps", 1);
+        gs_jw_u64(w, NULL, s->steps_before);
+        gs_jw_u64(w, NULL, s->steps_at);
+        gs_jw_end_arr(w);
+        gs_jw_str(w, "first_marker", s->user_markers ? s->first_marker : NULL);
+        gs_jw_str(w, "last_marker", s->user_markers ? s->last_marker : NULL);
+        gs_jw_str(w, "marker_before", s->marker_before[0] ? s->marker_before : NULL);
+        gs_jw_end_obj(w);
+    } else {
+        gs_jw_null(w, "first_unreachable");
+    }
+}
+
+/* One row per allocation site (docs/report-json.md, SITE): every site,
+ * the classes side by side; the stack only for the sites a LEAK of the
+ * same stack would show (the others say null, as a LEAK's would). */
+static void sites(struct gs_report_ctx *c, const struct gs_result *r)
+{
+    struct gs_jw *w = &jw;
+    uint32_t max = c->o->max_groups ? c->o->max_groups : gs_reporter_json.max_groups;
+    gs_jw_arr(w, "sites", 0);
+    for (uint32_t i = 0; i < r->nsites; i++) {
+        const struct gs_leaksite *s = &r->sites[i];
+        struct gs_cell lost = gs_site_lost(s);
+        gs_jw_obj(w, NULL);
+        gs_jw_str(w, "memory", gs_memcat_name(s->mem));
+        gs_jw_str(w, "worst_class", gs_class_name(s->worst));
+        cell(w, "lost", &lost);
+        gs_jw_obj(w, "classes");
+        for (int k = 0; k < GS_RC__N; k++)
+            cell(w, gs_class_name(k), &s->cls[k]);
+        gs_jw_end_obj(w);
+        gs_jw_u64(w, "largest_block", s->largest);
+        gs_jw_bool(w, "inherited", s->inherited);
+        gs_jw_str(w, "allocator", s->torch ? "torch" : NULL);
+        gs_jw_u64(w, "stack_id", s->stack_id);
+        gs_jw_str(w, "suppressed", s->suppressed);
+        gs_jw_str(w, "noise", gs_noise_name(s->noise));
+        first_unreachable(w, r, s->first_scan);
+        frame_obj(w, "user_frame", s->user >= 0 ? &s->st.f[s->user] : NULL);
+        if (i < max || (lost.blocks && !s->noise))
+            frames(w, "stack", &s->st);
+        else
+            gs_jw_null(w, "stack");
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_arr(w);
+}
+
+/* The headline findings (docs/report-json.md, FINDING), as ranked. */
+static void findings(const struct gs_result *r)
+{
+    struct gs_jw *w = &jw;
+    char line[2048];
+    gs_jw_arr(w, "findings", 0);
+    for (uint32_t i = 0; i < r->nfindings; i++) {
+        const struct gs_finding *f = &r->findings[i];
+        gs_jw_obj(w, NULL);
+        gs_jw_str(w, "kind", gs_finding_kind_name(f->kind));
+        gs_finding_line(line, sizeof line, r, f);
+        gs_jw_str(w, "line", line);
+        gs_jw_str(w, "memory", gs_memcat_name(f->mem));
+        gs_jw_u64(w, "bytes", f->bytes);
+        gs_jw_u64(w, "blocks", f->blocks);
+        if (f->kind == GS_FIND_LEAK || f->kind == GS_FIND_NOISE) {
+            gs_jw_str(w, "class", gs_class_name(f->cls));
+            gs_jw_obj(w, "classes");
+            for (int k = 0; k < GS_CLASS_REACHABLE; k++)
+                cell(w, gs_class_name(k), &f->cls_cells[k]);
+            gs_jw_end_obj(w);
+        } else {
+            gs_jw_null(w, "class");
+        }
+        if (f->kind == GS_FIND_GROWTH) {
+            gs_jw_dbl(w, "rate", f->rate);
+            gs_jw_str(w, "rate_unit", f->axis == GS_AXIS_STEP ? "bytes/step" : "bytes/s");
+            gs_jw_bool(w, "freed_at_exit", f->freed_at_exit);
+            gs_jw_u64(w, "live_bytes_end", f->live_end);
+        } else {
+            gs_jw_null(w, "rate");
+        }
+        if (f->kind == GS_FIND_FRAG) {
+            gs_jw_u64(w, "span_bytes", f->total);
+            gs_jw_dbl(w, "ratio", f->ratio);
+        }
+        gs_jw_str(w, "noise", gs_noise_name(f->noise));
+        gs_jw_u64(w, "sites", f->nsites);
+        frame_obj(w, "user_frame", f->user);
+        frame_obj(w, "site_frame", f->where);
+        gs_jw_end_obj(w);
+    }
+    gs_jw_end_arr(w);
 }
 
 static void summary(struct gs_jw *w, const char *key, const struct gs_cell s[GS_RC__N][GS_MC__N])
@@ -88,6 +204,7 @@ static int j_begin(struct gs_report_ctx *c, size_t n)
     gs_jw_obj(&jw, NULL);
     gs_jw_str(&jw, "format", "gcspy-report");
     gs_jw_u64(&jw, "version", GS_REPORT_JSON_VERSION);
+    gs_jw_u64(&jw, "version_minor", GS_REPORT_JSON_MINOR);
 #ifdef GCSPY_VERSION
     gs_jw_str(&jw, "generator", "gcspy " GCSPY_VERSION);
 #else
@@ -256,6 +373,7 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         gs_jw_null(w, "released_by_exec");
     }
     gs_jw_u64(w, "freed_after_last_scan", r->freed_after_scan);
+    findings(r);
     summary(w, "summary", r->summary);
     per_class(w, "suppressed", r->suppressed);
     per_class(w, "inherited", r->inherited);
@@ -279,26 +397,7 @@ static int j_leak(struct gs_report_ctx *c, const struct gs_report_item *it,
     gs_jw_str(w, "allocator", l->torch ? "torch" : NULL);
     gs_jw_u64(w, "stack_id", l->stack_id);
     gs_jw_str(w, "suppressed", l->suppressed);
-    if (l->first_scan >= 0 && (uint32_t)l->first_scan < r->nscans) {
-        const struct gs_scan *s = &r->scans[l->first_scan];
-        gs_jw_obj(w, "first_unreachable");
-        gs_jw_u64(w, "scan", s->id);
-        if (l->first_scan > 0)
-            gs_jw_u64(w, "after_scan", r->scans[l->first_scan - 1].id);
-        else
-            gs_jw_null(w, "after_scan");
-        gs_jw_u64(w, "t_ns", s->t_start);
-        gs_jw_arr(w, "steps", 1);
-        gs_jw_u64(w, NULL, s->steps_before);
-        gs_jw_u64(w, NULL, s->steps_at);
-        gs_jw_end_arr(w);
-        gs_jw_str(w, "first_marker", s->user_markers ? s->first_marker : NULL);
-        gs_jw_str(w, "last_marker", s->user_markers ? s->last_marker : NULL);
-        gs_jw_str(w, "marker_before", s->marker_before[0] ? s->marker_before : NULL);
-        gs_jw_end_obj(w);
-    } else {
-        gs_jw_null(w, "first_unreachable");
-    }
+    first_unreachable(w, r, l->first_scan);
     frames(w, "stack", &l->st);
     gs_jw_end_obj(w);
     return 0;
@@ -645,6 +744,7 @@ static int j_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
     }
     gs_jw_end_arr(w); /* leaks */
     leaks_omitted(c, r);
+    sites(c, r);
     scans(w, r);
     growth(w, r);
     fragmentation(w, r);

@@ -9,7 +9,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "utf8.h"
+#include "../analyzer/utf8.h"
+#include "../analyzer/result.h"
 
 void gs_jw_init(struct gs_jw *w, FILE *f)
 {
@@ -163,4 +164,15 @@ void gs_jw_hex(struct gs_jw *w, const char *key, uint64_t v)
 {
     elem(w, key);
     fprintf(w->f, "\"0x%" PRIx64 "\"", v);
+}
+
+void gs_jw_frame_where(struct gs_jw *w, const struct gs_frame *f)
+{
+    gs_jw_str(w, "function", f->function);
+    gs_jw_str(w, "file", f->file);
+    if (f->line)
+        gs_jw_u64(w, "line", f->line);
+    else
+        gs_jw_null(w, "line");
+    gs_jw_str(w, "module", f->module);
 }

@@ -37,5 +37,9 @@ void gs_jw_bool(struct gs_jw *w, const char *key, int v);
 void gs_jw_null(struct gs_jw *w, const char *key);
 /* A hex string "0x..." (addresses do not fit JSON's safe integers). */
 void gs_jw_hex(struct gs_jw *w, const char *key, uint64_t v);
+/* A frame's "function", "file", "line" (null when unknown) and "module"
+ * keys, as every frame object of the report and the page's data has them. */
+struct gs_frame;
+void gs_jw_frame_where(struct gs_jw *w, const struct gs_frame *f);
 
 #endif /* GCSPY_JSONW_H */

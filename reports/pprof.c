@@ -273,8 +273,8 @@ static int pack_and_write(struct pp *p, FILE *out, const struct gs_report_item *
             prof.time_nanos = (int64_t)r->wall_ns;
         if (r->duration_ns > dur)
             dur = r->duration_ns;
-        for (uint32_t j = 0; j < r->nsites; j++)
-            add_sample(p, r, &r->sites[j]);
+        for (uint32_t j = 0; j < r->nsitestats; j++)
+            add_sample(p, r, &r->sitestats[j]);
     }
     prof.default_sample_type = vt[GS_SV_LEAKED].type;
     if (p->failed)

@@ -28,6 +28,8 @@
 #include "../analyzer/result.h"
 
 #define GS_REPORT_JSON_VERSION 1
+/* additions within version 1: 1 = findings and sites */
+#define GS_REPORT_JSON_MINOR 1
 
 struct gs_report_item {
     const char *trace;

@@ -27,13 +27,13 @@ static int by_value(const void *a, const void *b, void *value)
 
 static const struct gs_sitestat **sorted_by(const struct gs_result *r, int value, size_t *n)
 {
-    const struct gs_sitestat **v = malloc((r->nsites ? r->nsites : 1) * sizeof *v);
+    const struct gs_sitestat **v = malloc((r->nsitestats ? r->nsitestats : 1) * sizeof *v);
     if (!v)
         return NULL;
     size_t k = 0;
-    for (uint32_t i = 0; i < r->nsites; i++)
-        if (gs_sval_get(&r->sites[i], value))
-            v[k++] = &r->sites[i];
+    for (uint32_t i = 0; i < r->nsitestats; i++)
+        if (gs_sval_get(&r->sitestats[i], value))
+            v[k++] = &r->sitestats[i];
     qsort_r(v, k, sizeof *v, by_value, &value);
     *n = k;
     return v;

@@ -1,9 +1,12 @@
 /*
  * The text reporter: what a person reads in a terminal. Per process a
- * header, the leaks (largest first within each class, the way memcheck and
- * LeakSanitizer print them, with the stack below each), a class by memory
- * kind summary, then growth, fragmentation and pauses; totals at the end
- * when there are several processes.
+ * header, then the findings (one line each, largest first, naming the
+ * user's own frame: what a user acts on, on the first screen), then the
+ * leaks as one row per allocation site (the classes side by side, largest
+ * first, the stack below each; the import machinery's and the loader's
+ * sites folded into one line per origin), a class by memory kind summary,
+ * then growth, fragmentation and pauses; totals at the end when there are
+ * several processes.
  */
 #define _GNU_SOURCE
 #include "report.h"
@@ -11,6 +14,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "../analyzer/findings.h"
 #include "../analyzer/fmt.h"
 #include "../analyzer/names.h"
 #include "../analyzer/utf8.h"
@@ -169,6 +173,166 @@ static void pct(char *buf, double v)
     snprintf(buf, 32, "%.1f%%", v * 100);
 }
 
+
+/* The findings: one line each, the real problems largest first, then the
+ * folded noise; suppressed bytes said apart. */
+static void print_findings(struct gs_report_ctx *c, const struct gs_result *r)
+{
+    FILE *f = c->out;
+    char line[2048], b1[32];
+    fprintf(f, "\n   FINDINGS\n");
+    uint32_t real = 0;
+    for (uint32_t i = 0; i < r->nfindings; i++) {
+        const struct gs_finding *fd = &r->findings[i];
+        gs_finding_line(line, sizeof line, r, fd);
+        if (fd->kind == GS_FIND_NOISE)
+            fprintf(f, "     -  %s\n", line);
+        else
+            fprintf(f, "   %2u. %s\n", ++real, line);
+    }
+    if (!real)
+        fprintf(f, "     no leak, no growth, no significant fragmentation%s\n",
+                r->leak_status == GS_LS_NO_SCAN ? " known (NO LEAK SCAN: leaks are not ruled out)"
+                                                : "");
+    uint64_t by = 0, bl = 0;
+    for (int k = 0; k < GS_CLASS_REACHABLE; k++) {
+        by += r->suppressed[k].bytes;
+        bl += r->suppressed[k].blocks;
+    }
+    if (bl)
+        fprintf(f, "     (suppressed, not findings: %s in %" PRIu64 " lost block%s)\n",
+                gs_fmt_bytes(b1, by), bl, bl == 1 ? "" : "s");
+}
+
+/* Whether site s gets a row of its own: the import machinery's and the
+ * loader's are folded, the reachable-only ones need --show-reachable. */
+static int site_row(const struct gs_report_ctx *c, const struct gs_leaksite *s)
+{
+    if (s->noise && !s->suppressed && gs_site_lost(s).blocks)
+        return 0;
+    return gs_site_lost(s).blocks || c->o->show_reachable;
+}
+
+static void class_cells(FILE *f, const struct gs_leaksite *s, int ncls)
+{
+    char b[32], cell[64];
+    for (int k = 0; k < ncls; k++) {
+        if (s->cls[k].blocks)
+            snprintf(cell, sizeof cell, "%s/%" PRIu64, gs_fmt_bytes(b, s->cls[k].bytes),
+                     s->cls[k].blocks);
+        else
+            snprintf(cell, sizeof cell, "-");
+        fprintf(f, " %16s", cell);
+    }
+}
+
+/* When a site's blocks became unreachable: the scan, and the steps and
+ * markers around it (first: index into scans; -1 none). */
+static void print_unreachable(FILE *f, const struct gs_result *r, int32_t first)
+{
+    char b1[32];
+    if (first < 0 || (uint32_t)first >= r->nscans)
+        return;
+    const struct gs_scan *s = &r->scans[first];
+    fprintf(f, "       unreachable since scan #%" PRIu64 " at %s", s->id, gs_fmt_ns(b1, s->t_start));
+    if (first > 0)
+        fprintf(f, " (after scan #%" PRIu64 ")", r->scans[first - 1].id);
+    if (s->steps_at > s->steps_before)
+        fprintf(f, ", steps %" PRIu64 "..%" PRIu64, s->steps_before + 1, s->steps_at);
+    if (s->user_markers)
+        fprintf(f, ", markers \"%s\"..\"%s\"", s->first_marker, s->last_marker);
+    else if (s->marker_before[0])
+        fprintf(f, ", after marker \"%s\"", s->marker_before);
+    fputc('\n', f);
+}
+
+/* One row per allocation site, the classes as columns (bytes/blocks). */
+static void print_sites(struct gs_report_ctx *c, const struct gs_result *r)
+{
+    FILE *f = c->out;
+    char fr[512], b1[32];
+    int ncls = c->o->show_reachable ? GS_RC__N : GS_CLASS_REACHABLE;
+    uint32_t max = c->o->max_groups ? c->o->max_groups : gs_reporter_text.max_groups;
+    fprintf(f, "\n   LEAKS (one row per allocation site, bytes/blocks by class)\n");
+    int any = 0;
+    for (int k = 0; k < GS_RC__N; k++)
+        for (int m = 0; m < GS_MC__N; m++)
+            any |= r->summary[k][m].blocks != 0;
+    if (!any) {
+        fprintf(f, r->ended_by_exec ? "   none: the exec released every block live then\n"
+                                    : "   none: no block was live at the end\n");
+        return;
+    }
+    fprintf(f, "   ");
+    for (int k = 0; k < ncls; k++)
+        fprintf(f, " %16s", gs_class_name(k));
+    fprintf(f, "  memory, site\n");
+    uint32_t shown = 0, rows = 0;
+    struct gs_cell folded[GS_NOISE__N][GS_CLASS_REACHABLE];
+    uint32_t nfold[GS_NOISE__N] = { 0 };
+    memset(folded, 0, sizeof folded);
+    for (uint32_t i = 0; i < r->nsites; i++) {
+        const struct gs_leaksite *s = &r->sites[i];
+        if (s->noise && !s->suppressed && gs_site_lost(s).blocks) {
+            nfold[s->noise]++;
+            for (int k = 0; k < GS_CLASS_REACHABLE; k++) {
+                folded[s->noise][k].bytes += s->cls[k].bytes;
+                folded[s->noise][k].blocks += s->cls[k].blocks;
+            }
+        }
+        if (!site_row(c, s))
+            continue;
+        rows++;
+        if (shown >= max)
+            continue;
+        shown++;
+        fprintf(f, "   ");
+        class_cells(f, s, ncls);
+        fprintf(f, "  %s, %s\n", gs_memcat_name(s->mem),
+                s->user >= 0 ? gs_fmt_frame(fr, sizeof fr, &s->st.f[s->user])
+                             : "no frame of the user's code");
+        fprintf(f, "       ");
+        if (s->largest && s->cls[s->worst].blocks)
+            fprintf(f, "worst class %s, largest block %s", gs_class_name(s->worst),
+                    gs_fmt_bytes(b1, s->largest));
+        if (s->torch)
+            fputs(", tensor (caching allocator block)", f);
+        if (s->inherited)
+            fputs(", inherited from the parent", f);
+        if (s->suppressed)
+            fprintf(f, ", suppressed by leak:%s", s->suppressed);
+        fputc('\n', f);
+        print_unreachable(f, r, s->first_scan);
+        print_frames(c, &s->st, "       ");
+    }
+    if (rows > shown)
+        fprintf(f, "   ... %u more site%s (--max-groups)\n", rows - shown,
+                rows - shown == 1 ? "" : "s");
+    for (int o = 1; o < GS_NOISE__N; o++) {
+        if (!nfold[o])
+            continue;
+        struct gs_leaksite tmp;
+        memset(&tmp, 0, sizeof tmp);
+        memcpy(tmp.cls, folded[o], sizeof folded[o]);
+        fprintf(f, "   ");
+        class_cells(f, &tmp, GS_CLASS_REACHABLE);
+        fprintf(f, "  folded: %u site%s of the %s\n", nfold[o], nfold[o] == 1 ? "" : "s",
+                gs_noise_name(o));
+    }
+    if (!c->o->show_reachable) {
+        for (int k = GS_CLASS_REACHABLE; k < GS_RC__N; k++) {
+            uint64_t by = 0, bl = 0;
+            for (int m = 0; m < GS_MC__N; m++) {
+                by += r->summary[k][m].bytes;
+                bl += r->summary[k][m].blocks;
+            }
+            if (bl)
+                fprintf(f, "   %s: %s in %" PRIu64 " block%s (listed with --show-reachable)\n",
+                        gs_class_name(k), gs_fmt_bytes(b1, by), bl, bl == 1 ? "" : "s");
+        }
+    }
+}
+
 static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
 {
     struct tstate *st = c->state;
@@ -255,65 +419,8 @@ static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
                    "was skipped or off): no leak is known or ruled out; live blocks at the end "
                    "are reported as not freed\n");
     }
-    fprintf(f, "\n   LEAKS\n");
-    int any = 0;
-    for (int k = 0; k < GS_RC__N; k++)
-        for (int m = 0; m < GS_MC__N; m++)
-            any |= r->summary[k][m].blocks != 0;
-    if (!any)
-        fprintf(f, r->ended_by_exec ? "   none: the exec released every block live then\n"
-                                    : "   none: no block was live at the end\n");
-    return 0;
-}
-
-static int t_leak(struct gs_report_ctx *c, const struct gs_report_item *it,
-                  const struct gs_leak *l)
-{
-    struct tstate *st = c->state;
-    FILE *f = c->out;
-    const struct gs_result *r = it->r;
-    char b1[32], b2[32];
-    if (st->cls_open != l->cls) {
-        st->cls_open = l->cls;
-        uint64_t by = 0, bl = 0, groups = 0;
-        for (int m = 0; m < GS_MC__N; m++) {
-            by += r->summary[l->cls][m].bytes;
-            bl += r->summary[l->cls][m].blocks;
-        }
-        for (uint32_t i = 0; i < r->nleaks; i++)
-            groups += r->leaks[i].cls == l->cls;
-        fprintf(f, "   %s: %s in %" PRIu64 " block%s from %" PRIu64 " stack%s", gs_class_name(l->cls),
-                gs_fmt_bytes(b1, by), bl, bl == 1 ? "" : "s", groups, groups == 1 ? "" : "s");
-        if (r->suppressed[l->cls].blocks)
-            fprintf(f, " (%s in %" PRIu64 " suppressed)", gs_fmt_bytes(b2, r->suppressed[l->cls].bytes),
-                    r->suppressed[l->cls].blocks);
-        fputc('\n', f);
-    }
-    fprintf(f, "     %s in %" PRIu64 " block%s, %s, %s", gs_fmt_bytes(b1, l->bytes), l->blocks,
-            l->blocks == 1 ? "" : "s", gs_class_name(l->cls), gs_memcat_name(l->mem));
-    if (l->torch)
-        fputs(", tensor (caching allocator block)", f);
-    if (l->blocks > 1)
-        fprintf(f, ", largest %s", gs_fmt_bytes(b2, l->largest));
-    if (l->inherited)
-        fputs(", inherited from the parent", f);
-    if (l->suppressed)
-        fprintf(f, ", suppressed by leak:%s", l->suppressed);
-    fputc('\n', f);
-    if (l->first_scan >= 0 && (uint32_t)l->first_scan < r->nscans) {
-        const struct gs_scan *s = &r->scans[l->first_scan];
-        fprintf(f, "       unreachable since scan #%" PRIu64 " at %s", s->id, gs_fmt_ns(b1, s->t_start));
-        if (l->first_scan > 0)
-            fprintf(f, " (after scan #%" PRIu64 ")", r->scans[l->first_scan - 1].id);
-        if (s->steps_at > s->steps_before)
-            fprintf(f, ", steps %" PRIu64 "..%" PRIu64, s->steps_before + 1, s->steps_at);
-        if (s->user_markers)
-            fprintf(f, ", markers \"%s\"..\"%s\"", s->first_marker, s->last_marker);
-        else if (s->marker_before[0])
-            fprintf(f, ", after marker \"%s\"", s->marker_before);
-        fputc('\n', f);
-    }
-    print_frames(c, &l->st, "       ");
+    print_findings(c, r);
+    print_sites(c, r);
     return 0;
 }
 
@@ -340,10 +447,34 @@ static void print_summary_table(FILE *f, const struct gs_cell cls[GS_RC__N][GS_M
     }
 }
 
-static void print_growth(struct gs_report_ctx *c, const struct gs_result *r)
+static void print_suspect(struct gs_report_ctx *c, const struct gs_suspect *g, const char *ind)
 {
     FILE *f = c->out;
     char b1[32], b2[32], b3[32];
+    if (g->axis == GS_AXIS_STEP)
+        fprintf(f, "%s+%s per step over steps %.0f..%.0f", ind, gs_fmt_bytes(b1, (uint64_t)g->rate),
+                g->x0, g->x1);
+    else
+        fprintf(f, "%s+%s per second over %.2f..%.2f s", ind, gs_fmt_bytes(b1, (uint64_t)g->rate),
+                g->x0, g->x1);
+    fprintf(f, " (confidence %.2f), %s, %s -> %s", g->confidence, gs_memcat_name(g->mem),
+            gs_fmt_bytes(b2, g->start_bytes), gs_fmt_bytes(b3, g->peak_bytes));
+    if (g->live_blocks)
+        fprintf(f, ", %s in %" PRIu64 " block%s live at the end", gs_fmt_bytes(b1, g->end_bytes),
+                g->live_blocks, g->live_blocks == 1 ? "" : "s");
+    else
+        fputs(", retained while the job ran, freed at exit", f);
+    if (g->suppressed)
+        fprintf(f, ", suppressed by leak:%s", g->suppressed);
+    fputc('\n', f);
+}
+
+/* Growth grouped by the user's frame (the growth findings), each with the
+ * allocation sites that grew beneath it; suppressed suspects after them. */
+static void print_growth(struct gs_report_ctx *c, const struct gs_result *r)
+{
+    FILE *f = c->out;
+    char line[2048];
     fprintf(f, "\n   GROWTH (x axis: %s, %u checkpoint%s)\n",
             r->growth_axis == GS_AXIS_STEP ? "steps" : "time", r->growth_checkpoints,
             r->growth_checkpoints == 1 ? "" : "s");
@@ -351,20 +482,24 @@ static void print_growth(struct gs_report_ctx *c, const struct gs_result *r)
         fprintf(f, "   no allocation site grows steadily\n");
         return;
     }
+    for (uint32_t k = 0; k < r->nfindings; k++) {
+        if (r->findings[k].kind != GS_FIND_GROWTH)
+            continue;
+        gs_finding_line(line, sizeof line, r, &r->findings[k]);
+        fprintf(f, "     %s\n", line);
+        for (uint32_t i = 0; i < r->nsuspects; i++) {
+            const struct gs_suspect *g = &r->suspects[i];
+            if (g->finding != (int32_t)k)
+                continue;
+            print_suspect(c, g, "       site: ");
+            print_frames(c, &g->st, "         ");
+        }
+    }
     for (uint32_t i = 0; i < r->nsuspects; i++) {
         const struct gs_suspect *g = &r->suspects[i];
-        if (g->axis == GS_AXIS_STEP)
-            fprintf(f, "     +%s per step over steps %.0f..%.0f", gs_fmt_bytes(b1, (uint64_t)g->rate),
-                    g->x0, g->x1);
-        else
-            fprintf(f, "     +%s per second over %.2f..%.2f s", gs_fmt_bytes(b1, (uint64_t)g->rate),
-                    g->x0, g->x1);
-        fprintf(f, " (confidence %.2f), %s, %s -> %s, %" PRIu64 " blocks live at the end",
-                g->confidence, gs_memcat_name(g->mem), gs_fmt_bytes(b2, g->start_bytes),
-                gs_fmt_bytes(b3, g->peak_bytes), g->live_blocks);
-        if (g->suppressed)
-            fprintf(f, ", suppressed by leak:%s", g->suppressed);
-        fputc('\n', f);
+        if (g->finding >= 0)
+            continue;
+        print_suspect(c, g, "     ");
         print_frames(c, &g->st, "       ");
     }
 }
@@ -385,11 +520,16 @@ static void print_frag(struct gs_report_ctx *c, const struct gs_result *r)
     else
         fprintf(f, "     no malloc samples in the trace\n");
     const struct gs_heapfrag *h = &r->heap;
-    if (h->blocks)
-        fprintf(f, "     between live blocks at the end: %s free in %" PRIu64 " gaps, largest %s, "
-                   "ratio %.2f (%" PRIu64 " blocks in %" PRIu64 " regions)\n",
-                gs_fmt_bytes(b1, h->free_bytes), h->gaps, gs_fmt_bytes(b2, h->largest_free),
-                h->ratio, h->blocks, h->regions);
+    if (h->blocks) {
+        fprintf(f, "     between live blocks at the end: %s free in %" PRIu64 " gaps, largest %s",
+                gs_fmt_bytes(b1, h->free_bytes), h->gaps, gs_fmt_bytes(b2, h->largest_free));
+        uint64_t wasted = h->free_bytes - (h->largest_free < h->free_bytes ? h->largest_free
+                                                                           : h->free_bytes);
+        if (gs_frag_significant(wasted, h->bytes + h->free_bytes))
+            fprintf(f, ", %s wasted outside the largest (ratio %.2f)", gs_fmt_bytes(b3, wasted),
+                    h->ratio);
+        fprintf(f, " (%" PRIu64 " blocks in %" PRIu64 " regions)\n", h->blocks, h->regions);
+    }
     for (uint32_t d = 0; d < r->ndev; d++) {
         const struct gs_devstate *s = &r->dev[d];
         uint64_t fr = s->reserved > s->in_use ? s->reserved - s->in_use : 0;
@@ -489,31 +629,6 @@ static int t_process_end(struct gs_report_ctx *c, const struct gs_report_item *i
     FILE *f = c->out;
     if (!r)
         return 0;
-    /* say what was left out */
-    uint32_t shown[GS_RC__N] = { 0 }, total[GS_RC__N] = { 0 };
-    for (uint32_t i = 0; i < r->nleaks; i++) {
-        const struct gs_leak *l = &r->leaks[i];
-        if (gs_report_shows(c->o, &gs_reporter_text, l, shown[l->cls]))
-            shown[l->cls]++;
-        total[l->cls]++;
-    }
-    for (int k = 0; k < GS_RC__N; k++) {
-        if (total[k] > shown[k]) {
-            char b[32];
-            uint64_t by = 0, bl = 0;
-            for (int m = 0; m < GS_MC__N; m++) {
-                by += r->summary[k][m].bytes;
-                bl += r->summary[k][m].blocks;
-            }
-            if (shown[k])
-                fprintf(f, "   ... %u more %s stack%s (--max-groups)\n", total[k] - shown[k],
-                        gs_class_name(k), total[k] - shown[k] == 1 ? "" : "s");
-            else
-                fprintf(f, "   %s: %s in %" PRIu64 " block%s from %u stack%s (listed with "
-                           "--show-reachable)\n", gs_class_name(k), gs_fmt_bytes(b, by), bl,
-                        bl == 1 ? "" : "s", total[k], total[k] == 1 ? "" : "s");
-        }
-    }
     fprintf(f, "\n   SUMMARY (bytes/blocks)\n");
     print_summary_table(f, r->summary, "   ");
     print_growth(c, r);
@@ -551,7 +666,6 @@ const struct gs_reporter gs_reporter_text = {
     .name = "text",
     .begin = t_begin,
     .process = t_process,
-    .leak = t_leak,
     .process_end = t_process_end,
     .summary = t_summary,
     .end = t_end,

@@ -36,8 +36,12 @@ static void usage(FILE *f)
             "                             (neither given: both 0; one given: the other unlimited)\n"
             "  --max-device-leak-bytes N  leaked device bytes allowed (0)\n"
             "  --fail-on LIST             what counts, comma-separated: definite, indirect,\n"
-            "                             possible, reachable, not-freed, growth, all\n"
-            "                             (default definite,indirect)\n"
+            "                             possible, reachable, not-freed, growth; all: every\n"
+            "                             one of these (default definite,indirect). A site\n"
+            "                             counts, with all its lost bytes, when its worst\n"
+            "                             class is listed\n"
+            "  --per-class                count leak groups by their own class instead of\n"
+            "                             sites by their worst class\n"
             "options:\n"
             "  --junit FILE          also write JUnit XML for CI dashboards\n"
             "  --json FILE           also write the JSON report, verdicts included\n"
@@ -85,7 +89,7 @@ static int parse(int argc, char **argv, struct check_args *ca)
                 set_bytes = 1;
             }
         } else if (gs_arg_val(&a, "--max-leak-blocks", &v)) {
-            if (!a.bad && gs_parse_size(&a, "--max-leak-blocks", v, &u) == 0) {
+            if (!a.bad && gs_parse_count(&a, "--max-leak-blocks", v, &u) == 0) {
                 ca->lim.max_blocks = u;
                 set_blocks = 1;
             }
@@ -107,6 +111,8 @@ static int parse(int argc, char **argv, struct check_args *ca)
                 ca->json = v;
         } else if (gs_arg_flag(&a, "--require-complete")) {
             ca->lim.require_complete = 1;
+        } else if (gs_arg_flag(&a, "--per-class")) {
+            ca->lim.per_class = 1;
         } else if (gs_arg_flag(&a, "--allow-no-scan")) {
             ca->lim.allow_no_scan = 1;
         } else {
@@ -122,6 +128,8 @@ static int parse(int argc, char **argv, struct check_args *ca)
         ca->lim.max_bytes = UINT64_MAX;
     /* every group that can fail the gate is symbolized, so suppressions see it */
     ca->c.ao.all_classes_mask = ca->lim.fail_on & ((1u << GS_RC__N) - 1);
+    if (!ca->lim.per_class) /* a counted site's lost classes count too */
+        ca->c.ao.all_classes_mask |= (1u << GS_CLASS_REACHABLE) - 1;
     return 0;
 }
 

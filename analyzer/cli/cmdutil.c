@@ -4,6 +4,7 @@
  * traces into results (a malformed trace named on stderr, quiet or not).
  */
 #include "cmdutil.h"
+#include "findings.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -88,6 +89,21 @@ int gs_parse_size(struct gs_args *a, const char *opt, const char *s, uint64_t *o
     return 0;
 }
 
+int gs_parse_count(struct gs_args *a, const char *opt, const char *s, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (!*s || *s == '-' || *s == '+' || *end || errno) {
+        fprintf(stderr, "gcspy %s: %s: '%s' is not a count (a whole number, 0 or more)\n",
+                a->cmd, opt, s);
+        a->bad = 1;
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
 int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_analyze_opts *o,
                    int symbols, const struct gs_supps *supps, int quiet,
                    struct gs_loaded *out)
@@ -113,8 +129,11 @@ int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_anal
             continue;
         }
         struct gs_result *r = out->results[i];
+        /* the sites and findings again, now that suppressions set some apart */
         if (supps)
             gs_supp_apply(supps, r, o->all_classes_mask);
+        if (gs_findings_build(r, o->userframe))
+            return -1;
         it->r = r;
         if (r->malformed) {
             /* an error, quiet or not: the caller exits 2 */
@@ -195,6 +214,14 @@ int gs_common_arg(struct gs_args *a, struct gs_common *c)
     } else if (gs_arg_val(a, "--growth-min-r2", &v)) {
         if (!a->bad && gs_parse_num(a, "--growth-min-r2", v, &d) == 0)
             c->ao.growth.min_r2 = d;
+    } else if (gs_arg_val(a, "--user-code", &v) || gs_arg_val(a, "--not-user-code", &v)) {
+        int user = strcmp(s, "--user-code") == 0 || strncmp(s, "--user-code=", 12) == 0;
+        if (!a->bad && gs_userframe_add(&c->uf, user, v)) {
+            fprintf(stderr, "gcspy %s: %s: '%s' is not a list of at most %d non-empty globs\n",
+                    a->cmd, user ? "--user-code" : "--not-user-code", v, GS_UF_MAXPAT);
+            a->bad = 1;
+        }
+        c->ao.userframe = &c->uf;
     } else if (gs_arg_flag(a, "-q") || gs_arg_flag(a, "--quiet")) {
         c->quiet = 1;
     } else {

@@ -32,6 +32,8 @@ int gs_arg_flag(struct gs_args *a, const char *name);
 
 /* "1234", "64K", "1.5M", "2G" (binary units); -1 with an error printed. */
 int gs_parse_size(struct gs_args *a, const char *opt, const char *s, uint64_t *out);
+/* A whole number of things ("20"; no suffix, no fraction). */
+int gs_parse_count(struct gs_args *a, const char *opt, const char *s, uint64_t *out);
 /* A plain non-negative decimal number (may have a fraction). */
 int gs_parse_num(struct gs_args *a, const char *opt, const char *s, double *out);
 
@@ -40,6 +42,7 @@ int gs_parse_num(struct gs_args *a, const char *opt, const char *s, double *out)
 struct gs_common {
     struct gs_analyze_opts ao;
     struct gs_supps supps;
+    struct gs_userframe_opts uf;    /* --user-code, --not-user-code */
     char **paths;
     size_t npaths;
     int no_defaults, symbols, quiet, dashdash;
@@ -62,7 +65,13 @@ void gs_common_free(struct gs_common *c);
     "  --no-symbols          do not read debug information: frames as module+offset\n"     \
     "  --cuda-pause-ms X     synchronous CUDA calls at least X ms long are pauses (1)\n"    \
     "  --growth-min-bytes N  least fitted rise for a growth suspect (64K)\n"                \
-    "  --growth-min-r2 X     least goodness of fit for a growth suspect (0.8)\n"
+    "  --growth-min-r2 X     least goodness of fit for a growth suspect (0.8)\n"              \
+    "  --user-code GLOBS     frames whose file or module matches one of these\n"           \
+    "                        comma-separated globs are the user's code (the findings\n"    \
+    "                        name the innermost user frame; by default any file outside\n" \
+    "                        the interpreter, site-/dist-packages, the standard library\n" \
+    "                        and /usr/lib, /lib)\n"                                         \
+    "  --not-user-code GLOBS frames matching these globs are never the user's code\n"
 
 /* path opened for a report (regfile.h's gs_open_output: never through a
  * symbolic link, never waiting on a FIFO): the stream, or NULL with

@@ -257,17 +257,17 @@ int gs_cmd_dump(int argc, char **argv)
             dump_usage(stdout);
             return 0;
         } else if (opts && a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "gcspy: dump: unknown option '%s' (see gcspy dump --help)\n", a);
+            fprintf(stderr, "gcspy dump: unknown option '%s' (see gcspy dump --help)\n", a);
             return 2;
         } else if (path) {
-            fprintf(stderr, "gcspy: dump: one trace file at a time ('%s' is extra)\n", a);
+            fprintf(stderr, "gcspy dump: one trace file at a time ('%s' is extra)\n", a);
             return 2;
         } else {
             path = a;
         }
     }
     if (!path) {
-        fprintf(stderr, "gcspy: dump: missing trace file (usage: gcspy dump FILE)\n");
+        fprintf(stderr, "gcspy dump: missing trace file (usage: gcspy dump FILE)\n");
         return 2;
     }
 
@@ -277,7 +277,7 @@ int gs_cmd_dump(int argc, char **argv)
     struct gs_reader *r = stdin_ ? gs_reader_open_fd(STDIN_FILENO, name, err, sizeof err)
                                  : gs_reader_open(path, err, sizeof err);
     if (!r) {
-        fprintf(stderr, "gcspy: %s\n", err);
+        fprintf(stderr, "gcspy dump: %s\n", err);
         return 2;
     }
 
@@ -300,11 +300,11 @@ int gs_cmd_dump(int argc, char **argv)
            records, complete ? "yes" : "no");
     int status = 0;
     if (fflush(stdout) != 0 || ferror(stdout)) {
-        fprintf(stderr, "gcspy: dump: write error on standard output\n");
+        fprintf(stderr, "gcspy dump: write error on standard output\n");
         status = 2;
     }
     if (rc == GS_READ_DAMAGED) {
-        fprintf(stderr, "gcspy: %s: %s\n", name, gs_reader_error(r));
+        fprintf(stderr, "gcspy dump: %s: %s\n", name, gs_reader_error(r));
         status = 2;
     }
     gs_reader_close(r);

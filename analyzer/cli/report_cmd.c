@@ -72,12 +72,12 @@ static int parse(int argc, char **argv, struct report_args *ra)
             if (!a.bad)
                 ra->output = v;
         } else if (gs_arg_val(&a, "--max-groups", &v)) {
-            if (!a.bad && gs_parse_size(&a, "--max-groups", v, &u) == 0)
+            if (!a.bad && gs_parse_count(&a, "--max-groups", v, &u) == 0)
                 ro->max_groups = u > 1000000 ? 1000000 : (uint32_t)u;
             if (!a.bad && !ro->max_groups)
                 ro->max_groups = 1000000;
         } else if (gs_arg_val(&a, "--max-frames", &v)) {
-            if (!a.bad && gs_parse_size(&a, "--max-frames", v, &u) == 0)
+            if (!a.bad && gs_parse_count(&a, "--max-frames", v, &u) == 0)
                 ro->max_frames = u > 1024 ? 1024 : (u ? (uint32_t)u : 1);
         } else if (gs_arg_val(&a, "--value", &v)) {
             if (!a.bad && (ro->value = gs_sval_find(v)) < 0) {

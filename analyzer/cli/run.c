@@ -142,7 +142,7 @@ int gs_cmd_options(int argc, char **argv)
                    "prints them as the Markdown table README.md embeds.\n");
             return 0;
         } else {
-            fprintf(stderr, "gcspy: options: unknown argument '%s' (see gcspy options --help)\n",
+            fprintf(stderr, "gcspy options: unknown argument '%s' (see gcspy options --help)\n",
                     argv[i]);
             return 2;
         }
@@ -162,7 +162,7 @@ static int find_shim(char *out, size_t outlen)
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n < 0) {
-        fprintf(stderr, "gcspy: run: cannot read /proc/self/exe: %s\n", strerror(errno));
+        fprintf(stderr, "gcspy run: cannot read /proc/self/exe: %s\n", strerror(errno));
         return -1;
     }
     exe[n] = '\0';
@@ -176,7 +176,7 @@ static int find_shim(char *out, size_t outlen)
         if (access(cand, R_OK) == 0 && realpath(cand, out) && strlen(out) < outlen)
             return 0;
     }
-    fprintf(stderr, "gcspy: run: libgcspy.so not found in %s or %s/../lib/gcspy\n", exe, exe);
+    fprintf(stderr, "gcspy run: libgcspy.so not found in %s or %s/../lib/gcspy\n", exe, exe);
     return -1;
 }
 
@@ -221,7 +221,7 @@ static void warn_unreachable(const char *cmd)
         return;
     if (((st.st_mode & S_ISUID) && st.st_uid != geteuid()) ||
         ((st.st_mode & S_ISGID) && st.st_gid != getegid())) {
-        fprintf(stderr, "gcspy: run: %s is set-user-ID or set-group-ID: the loader ignores "
+        fprintf(stderr, "gcspy run: %s is set-user-ID or set-group-ID: the loader ignores "
                         "LD_PRELOAD for it, so it is not traced\n", cmd);
         return;
     }
@@ -244,7 +244,7 @@ static void warn_unreachable(const char *cmd)
     }
     fclose(f);
     if (is_static)
-        fprintf(stderr, "gcspy: run: %s is statically linked: LD_PRELOAD cannot reach it, "
+        fprintf(stderr, "gcspy run: %s is statically linked: LD_PRELOAD cannot reach it, "
                         "so it is not traced\n", cmd);
 }
 
@@ -291,7 +291,7 @@ static int run_child(char **cmd, int quiet)
     sigaction(SIGQUIT, &ign, &old_quit);
     pid_t pid = fork();
     if (pid < 0) {
-        fprintf(stderr, "gcspy: run: cannot fork: %s\n", strerror(errno));
+        fprintf(stderr, "gcspy run: cannot fork: %s\n", strerror(errno));
         return 2;
     }
     if (pid == 0) {
@@ -299,7 +299,7 @@ static int run_child(char **cmd, int quiet)
         sigaction(SIGQUIT, &old_quit, NULL);
         execvp(cmd[0], cmd);
         int err = errno;
-        fprintf(stderr, "gcspy: run: %s: %s\n", cmd[0],
+        fprintf(stderr, "gcspy run: %s: %s\n", cmd[0],
                 err == ENOENT ? "command not found" : strerror(err));
         _exit(err == ENOENT ? 127 : 126);
     }
@@ -310,7 +310,7 @@ static int run_child(char **cmd, int quiet)
     int status = 0;
     while (waitpid(pid, &status, 0) < 0) {
         if (errno != EINTR) {
-            fprintf(stderr, "gcspy: run: waiting for %s: %s\n", cmd[0], strerror(errno));
+            fprintf(stderr, "gcspy run: waiting for %s: %s\n", cmd[0], strerror(errno));
             return 2;
         }
     }
@@ -353,7 +353,7 @@ int gs_cmd_run(int argc, char **argv)
             quiet = 1;
         } else if (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0) {
             if (i + 1 >= argc) {
-                fprintf(stderr, "gcspy: run: %s needs a path pattern\n", a);
+                fprintf(stderr, "gcspy run: %s needs a path pattern\n", a);
                 return 2;
             }
             output = argv[++i];
@@ -362,18 +362,18 @@ int gs_cmd_run(int argc, char **argv)
         } else if (strncmp(a, "-o", 2) == 0) {
             output = a + 2;
         } else if (a[0] == '-' && a[1] != '\0') {
-            fprintf(stderr, "gcspy: run: unknown option '%s' (see gcspy run --help)\n", a);
+            fprintf(stderr, "gcspy run: unknown option '%s' (see gcspy run --help)\n", a);
             return 2;
         } else {
             break;
         }
     }
     if (i >= argc) {
-        fprintf(stderr, "gcspy: run: missing command (usage: gcspy run [OPTIONS] -- CMD [ARGS...])\n");
+        fprintf(stderr, "gcspy run: missing command (usage: gcspy run [OPTIONS] -- CMD [ARGS...])\n");
         return 2;
     }
     if (output && !*output) {
-        fprintf(stderr, "gcspy: run: empty output pattern\n");
+        fprintf(stderr, "gcspy run: empty output pattern\n");
         return 2;
     }
 
@@ -381,7 +381,7 @@ int gs_cmd_run(int argc, char **argv)
     if (find_shim(lib, sizeof lib))
         return 2;
     if (strpbrk(lib, ": ")) {
-        fprintf(stderr, "gcspy: run: %s: LD_PRELOAD cannot hold a path with ':' or ' '\n", lib);
+        fprintf(stderr, "gcspy run: %s: LD_PRELOAD cannot hold a path with ':' or ' '\n", lib);
         return 2;
     }
     const char *old = getenv("LD_PRELOAD");
@@ -415,6 +415,6 @@ int gs_cmd_run(int argc, char **argv)
     return run_child(argv + i, quiet);
 
 env_fail:
-    fprintf(stderr, "gcspy: run: cannot set the environment: %s\n", strerror(errno));
+    fprintf(stderr, "gcspy run: cannot set the environment: %s\n", strerror(errno));
     return 2;
 }

@@ -16,11 +16,14 @@
  *
  * What is read: PROCESS_START (the first chunk), then only the last chunk
  * (gs_reader_seek_last_chunk), where the exit writes TRACE_END in a chunk
- * of its own: the figures the shim used to print. A trace without one is
- * read whole, once, to tell an exec (the new image has its own summary: no
- * line) from a kill (one line saying the trace has no end and no scan),
- * by the analyzer's rule (analyze.c): EXEC with no allocation or free after
- * it in time.
+ * of its own. A trace without one is read whole, once, to tell an exec (the
+ * new image has its own summary: no line) from a kill (one line saying the
+ * trace has no end and no scan), by the analyzer's rule (analyze.c): EXEC
+ * with no allocation or free after it in time. A trace with TRACE_END is
+ * then analysed (with the built-in suppressions, as `gcspy check` would),
+ * for the verdict LeakSanitizer and valgrind print at exit: what the scan at
+ * exit found lost, at how many sites, the largest at which frame of the
+ * user's code; or that no scan ran.
  */
 #define _GNU_SOURCE
 #include <glob.h>
@@ -31,8 +34,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analyze.h"
 #include "commands.h"
+#include "findings.h"
 #include "fmt.h"
+#include "names.h"
+#include "suppress.h"
 #include "trace_reader.h"
 
 struct found {
@@ -207,21 +214,102 @@ static size_t find_traces(const char *pattern, long self, const struct timespec 
     return k;
 }
 
+/* The exit scan's verdict of the trace at path, in words: 0, or -1 when it
+ * cannot be analysed (then the caller says what TRACE_END says). Counted as
+ * `gcspy check` counts by default: the unsuppressed sites, not inherited,
+ * whose worst class is definite or indirect, with all their lost bytes;
+ * possible-only sites are named apart. */
+static int scan_verdict(const char *path, struct gs_symbolizer *sym, const struct gs_supps *supps,
+                        char *out, size_t len)
+{
+    struct gs_analyze_opts ao;
+    gs_analyze_defaults(&ao);
+    ao.max_groups = 1;
+    struct gs_result *r = NULL;
+    char err[512], b1[32], b2[32], fr[512];
+    if (!sym || gs_analyze_file(path, &ao, sym, &r, err, sizeof err))
+        return -1;
+    gs_supp_apply(supps, r, ao.all_classes_mask);
+    if (gs_findings_build(r, NULL) || r->leak_status != GS_LS_SCANNED) {
+        int no_scan = r->leak_status == GS_LS_NO_SCAN;
+        gs_result_free(r);
+        if (!no_scan)
+            return -1;
+        snprintf(out, len, "no leak scan at exit (GCSPY_SCAN_AT_EXIT=0, or it was skipped): "
+                 "no leak is known or ruled out");
+        return 0;
+    }
+    struct gs_cell lost = { 0, 0 }, cls[GS_CLASS_REACHABLE], possible = { 0, 0 };
+    memset(cls, 0, sizeof cls);
+    uint32_t sites = 0;
+    const struct gs_leaksite *top = NULL;
+    for (uint32_t i = 0; i < r->nsites; i++) {
+        const struct gs_leaksite *s = &r->sites[i];
+        struct gs_cell l = gs_site_lost(s);
+        if (s->suppressed || s->inherited || !l.blocks)
+            continue;
+        if (s->worst > GS_CLASS_INDIRECT) {
+            possible.bytes += l.bytes;
+            possible.blocks += l.blocks;
+            continue;
+        }
+        sites++;
+        lost.bytes += l.bytes;
+        lost.blocks += l.blocks;
+        for (int k = 0; k < GS_CLASS_REACHABLE; k++)
+            cls[k].blocks += s->cls[k].blocks;
+        if (!top)
+            top = s; /* the sites are ordered by lost bytes */
+    }
+    int n;
+    if (!sites) {
+        n = snprintf(out, len, "no leak: the scan at exit found no block definitely or "
+                     "indirectly lost");
+    } else {
+        const struct gs_frame *f = top->user >= 0 ? &top->st.f[top->user] : NULL;
+        n = snprintf(out, len, "LEAKED %s in %" PRIu64 " block%s at %u site%s (definite %" PRIu64
+                     ", indirect %" PRIu64 ", possible %" PRIu64 "), the largest at %s",
+                     gs_fmt_bytes(b1, lost.bytes), lost.blocks, lost.blocks == 1 ? "" : "s", sites,
+                     sites == 1 ? "" : "s", cls[GS_CLASS_DEFINITE].blocks,
+                     cls[GS_CLASS_INDIRECT].blocks, cls[GS_CLASS_POSSIBLE].blocks,
+                     f ? gs_fmt_frame(fr, sizeof fr, f) : "a stack with no frame of the user's code");
+    }
+    if (possible.blocks && n > 0 && (size_t)n < len)
+        n += snprintf(out + n, len - (size_t)n, "; %s in %" PRIu64 " block%s possibly lost",
+                      gs_fmt_bytes(b2, possible.bytes), possible.blocks,
+                      possible.blocks == 1 ? "" : "s");
+    uint64_t sup = 0;
+    for (int k = 0; k < GS_CLASS_REACHABLE; k++)
+        sup += r->suppressed[k].blocks;
+    if (sup && n > 0 && (size_t)n < len)
+        snprintf(out + n, len - (size_t)n, "; %" PRIu64 " block%s suppressed", sup,
+                 sup == 1 ? "" : "s");
+    gs_result_free(r);
+    return 0;
+}
+
 void gs_run_summary(const char *pattern, long self, const struct timespec *start)
 {
     struct found *v = NULL;
     size_t n = find_traces(pattern, self, start, &v);
+    struct gs_symbolizer *sym = n ? gs_sym_new(1) : NULL;
+    struct gs_supps supps;
+    memset(&supps, 0, sizeof supps);
+    if (n)
+        gs_supp_add_defaults(&supps); /* without them: the verdict counts more, never less */
     for (size_t i = 0; i < n; i++) {
         struct ending e;
         char b1[32], b2[32];
         if (ending(v[i].path, &e))
             continue;
-        if (e.have_end)
-            fprintf(stderr, "gcspy: pid %" PRIu64 ": %" PRIu64 " allocations (%s), %" PRIu64
-                            " blocks (%s) not freed at exit; trace %s\n",
-                    v[i].pid, e.allocs, gs_fmt_bytes(b1, e.bytes), e.live_blocks,
-                    gs_fmt_bytes(b2, e.live_bytes), v[i].path);
-        else if (!e.exec)
+        if (e.have_end) {
+            char verdict[1024];
+            if (scan_verdict(v[i].path, sym, &supps, verdict, sizeof verdict))
+                snprintf(verdict, sizeof verdict, "%" PRIu64 " blocks (%s) not freed at exit",
+                         e.live_blocks, gs_fmt_bytes(b2, e.live_bytes));
+            fprintf(stderr, "gcspy: pid %" PRIu64 ": %" PRIu64 " allocations (%s); %s; trace %s\n",
+                    v[i].pid, e.allocs, gs_fmt_bytes(b1, e.bytes), verdict, v[i].path);
+        } else if (!e.exec)
             fprintf(stderr, "gcspy: pid %" PRIu64 ": the trace has no end (killed, _exit, or "
                             "still running), so no leak scan; trace %s\n", v[i].pid, v[i].path);
         /* an exec: the new image's trace has the summary */
@@ -237,4 +325,6 @@ void gs_run_summary(const char *pattern, long self, const struct timespec *start
     for (size_t i = 0; i < n; i++)
         free(v[i].path);
     free(v);
+    gs_supp_free(&supps);
+    gs_sym_free(sym);
 }

@@ -29,6 +29,14 @@
 //   maxOpenMs: the page must be ready within this many ms,
 //   processes: N: the picker must offer N processes, each drawing without
 //              an error (checked last, after the other checks on the first)
+//   leakBadge: {cls, value}: the leak badge's class and value; {blocks}:
+//              its detail starts with that many blocks (what gcspy check counts)
+//   siteRows:  true: the leak table has one row per site with definite or
+//              indirect blocks, and only those two classes are ticked
+//   findings:  [[substring, ...], ...]: the findings are the first thing of
+//              the summary and within the first screen; findings holding
+//              these substrings appear among them in this order (a
+//              screenshot PREFIXtop.png of the page's top)
 // }
 // Always checked: no console error, no uncaught exception, no request for
 // anything but the page itself (the page must need no network).
@@ -272,10 +280,54 @@ async function checkPage(spec) {
   // ---- the leak badge: red "no leak scan" without a scan, neutral after
   // an exec, never a green "0 bytes" for either ----
   if (spec.leakBadge) {
-    const b = await page.$eval('#summary .badge', (e) => ({ cls: e.className, value: e.querySelector('.badge-value').textContent }));
+    const b = await page.$eval('#summary .badge', (e) => ({ cls: e.className, value: e.querySelector('.badge-value').textContent,
+      detail: (e.querySelector('.badge-detail') || {}).textContent || '' }));
     const want = spec.leakBadge;
-    check(b.cls === want.cls && b.value === want.value,
-      `the leak badge is "${want.value}" (${want.cls}): got "${b.value}" (${b.cls})`);
+    if (want.cls !== undefined) {
+      check(b.cls === want.cls && b.value === want.value,
+        `the leak badge is "${want.value}" (${want.cls}): got "${b.value}" (${b.cls})`);
+    }
+    if (want.blocks !== undefined) {
+      check(b.detail.startsWith(`${want.blocks} blocks;`),
+        `the leak badge counts the gate's ${want.blocks} blocks: got "${b.detail}"`);
+    }
+  }
+
+  // ---- one row per allocation site; definite and indirect ticked at first ----
+  if (spec.siteRows) {
+    const res = await page.evaluate(() => {
+      const p = window.gcspyReport.data.processes[0];
+      const want = p.sites.filter((s) => s.classes.definite.blocks || s.classes.indirect.blocks).length;
+      const ticked = [...document.querySelectorAll('#leaks input[data-class]')].filter((c) => c.checked).map((c) => c.dataset.class);
+      return { rows: document.querySelectorAll('#leaks tr.leak-row').length, want, ticked };
+    });
+    check(res.rows === res.want, `the leak table has one row per site with definite or indirect blocks (${res.rows} rows, ${res.want} sites)`);
+    check(res.ticked.join(',') === 'definite,indirect', `definite and indirect ticked at first (${res.ticked.join(',')})`);
+  }
+
+  // ---- the findings first: the top of the page, on the first screen ----
+  if (spec.findings) {
+    const res = await page.evaluate(() => {
+      window.scrollTo(0, 0);
+      const box = document.querySelector('#summary .body > .findings');
+      const first = document.querySelector('#summary .body').firstElementChild;
+      const r = box ? box.getBoundingClientRect() : null;
+      return { first: !!box && first === box, bottom: r ? r.bottom : -1, vh: window.innerHeight,
+        items: box ? [...box.querySelectorAll('ol > li.finding')].map((e) => e.textContent) : [] };
+    });
+    check(res.first, 'the findings are the first thing of the summary');
+    check(res.bottom > 0 && res.bottom <= res.vh, `the findings fit the first screen (bottom ${res.bottom} of ${res.vh})`);
+    // in this order among the findings (others, such as growth, may rank between)
+    let at = 0;
+    spec.findings.forEach((want) => {
+      while (at < res.items.length && !want.every((x) => res.items[at].includes(x))) at++;
+      check(at < res.items.length, `a finding holds ${want.join(' | ')}, in order (${res.items.join(' / ')})`);
+      at++;
+    });
+    if (spec.shots) {
+      mkdirSync(spec.shots, { recursive: true });
+      await page.screenshot({ path: join(spec.shots, `${spec.prefix || ''}top.png`) });
+    }
   }
 
   // ---- screenshots ----

@@ -50,6 +50,14 @@ def main():
             l["stack"] = stack(l["stack"])
         for g in p.get("growth", {}).get("suspects", []):
             g["stack"] = stack(g["stack"])
+        for s in p.get("sites", []):
+            s["stack"] = stack(s["stack"])
+            if s.get("user_frame"):
+                frame(s["user_frame"])
+        for f in p.get("findings", []):
+            for k in ("user_frame", "site_frame"):
+                if f.get(k):
+                    frame(f[k])
         tl = p.get("timeline")
         if tl:
             for k in list(tl["live_bytes"]):

@@ -43,15 +43,32 @@ grep -q "blocks > 1 allowed" "$T/out" || fail "blocks reason"
 # Device memory has its own limit.
 expect 1 "$L" --max-leak-bytes 1K --max-device-leak-bytes 1048575
 grep -q "device bytes > " "$T/out" || fail "device reason"
-# --fail-on picks the classes.
-expect 0 "$L" --fail-on definite --max-leak-bytes 100 --max-device-leak-bytes 1M
-expect 1 "$L" --fail-on definite --max-leak-bytes 99 --max-device-leak-bytes 1M
+# --fail-on picks the classes. A site counts by its worst class, with all
+# its lost bytes: site_a's definite and indirect blocks (100 + 100 bytes)
+# are one definite site.
+expect 0 "$L" --fail-on definite --max-leak-bytes 200 --max-device-leak-bytes 1M
+expect 1 "$L" --fail-on definite --max-leak-bytes 199 --max-device-leak-bytes 1M --junit "$T/site.xml"
+grep -q "^200 bytes in 2 blocks, definite site (definite 100/1, indirect 100/1), host" "$T/site.xml" ||
+  fail "site detail in the JUnit body: $(grep "definite site" "$T/site.xml")"
+# --per-class: the old view, each group by its own class
+expect 0 "$L" --per-class --fail-on definite --max-leak-bytes 100 --max-device-leak-bytes 1M
+expect 1 "$L" --per-class --fail-on definite --max-leak-bytes 99 --max-device-leak-bytes 1M
 expect 1 "$L" --fail-on possible --max-leak-bytes 999
 expect 0 "$L" --fail-on possible --max-leak-bytes 1000
 expect 1 "$L" --fail-on not-freed
 expect 0 "$L" --fail-on not-freed --max-leak-bytes 50
-expect 1 "$L" --fail-on reachable --max-leak-bytes 4195
-expect 0 "$L" --fail-on reachable --max-leak-bytes 4196
+# site_a's reachable block does not make a reachable site of a definite
+# one: only the pinned site (4096 bytes) is reachable at worst
+expect 1 "$L" --fail-on reachable --max-leak-bytes 4095
+expect 0 "$L" --fail-on reachable --max-leak-bytes 4096
+expect 1 "$L" --per-class --fail-on reachable --max-leak-bytes 4195
+expect 0 "$L" --per-class --fail-on reachable --max-leak-bytes 4196
+# all: every class the help lists, reachable and not-freed included (host
+# 300 + 1000 + 4096 + 50 bytes), and growth
+expect 1 "$L" --fail-on all --max-leak-bytes 5445 --max-device-leak-bytes 1M
+expect 0 "$L" --fail-on all --max-leak-bytes 5446 --max-device-leak-bytes 1M
+grep -q "6 blocks leaked (definite,indirect,possible,reachable,not-freed), 1.0 MiB device, 0 growth suspects" "$T/out" ||
+  fail "all verdict line: $(head -1 "$T/out")"
 # growth
 expect 1 "$T/growth_leak.trace" --fail-on growth
 grep -q "1 growth suspect" "$T/out" || fail "growth verdict: $(head -1 "$T/out")"
@@ -168,7 +185,7 @@ $PY - "$T/torch.xml" <<'X' || fail "torch junit body"
 import sys, xml.etree.ElementTree as ET
 body = ET.parse(sys.argv[1]).getroot().find("./testsuite/testcase/failure").text
 assert "leaked 4718592 device bytes" in body, body
-assert "4718592 bytes in 2 blocks, definite, device, tensor (caching allocator block)" in body, body
+assert "4718592 bytes in 2 blocks, definite site (definite 4718592/2), device, tensor (caching allocator block)" in body, body
 assert "forward train.py:12" in body, body
 X
 printf 'leak:forward\n' >"$T/storch"

@@ -38,15 +38,15 @@ golden multi "$T/multi_parent.trace" "$T/multi_child.trace"
 # frames with --show-reachable, the not-freed group, the unreadable module.
 "$G" report --show-reachable "$T/leaks.trace" >"$T/leaks.txt" 2>&1 || fail "text report exited $?"
 for want in \
-  "definite: 1.0 MiB in 2 blocks from 2 stacks" \
-  "100 bytes in 1 block, definite, host" \
+  "    1. leak 1.0 MiB in 1 block, definite, device, at site_b (tests/golden/mktraces.c:44)" \
+  "         100 bytes/1      100 bytes/1                -      100 bytes/1                -  host, site_a (tests/golden/mktraces.c:39)" \
   "#0  site_a at tests/golden/mktraces.c:" \
   "#1  caller_main at tests/golden/mktraces.c:" \
-  "possible: 1000 bytes in 1 block from 1 stack" \
+  "                   -                -     1000 bytes/1                -                -  host, site_b (tests/golden/mktraces.c:44)" \
   "#0  inlined_helper at tests/golden/mktraces.c:" \
   "#1  outer_with_inline at tests/golden/mktraces.c:" \
-  "not-freed: 50 bytes in 1 block from 1 stack"; do
-  grep -qF -- "$want" "$T/leaks.txt" || fail "text report lacks: $want"
+  "                   -                -                -                -       50 bytes/1  host, inlined_helper (tests/golden/mktraces.c:54)"; do
+  grep -qxF -- "$want" "$T/leaks.txt" || grep -qF -- "$want" "$T/leaks.txt" || fail "text report lacks: $want"
 done
 # the inlined frame is marked and sits before the function it was inlined into
 grep -A1 "inlined_helper at" "$T/leaks.txt" | grep -q "\[inlined\]" || fail "inlined frame not marked"
@@ -60,14 +60,15 @@ done
 # the not-reachable groups are summarized, not listed, without --show-reachable
 "$G" report "$T/leaks.txt" >/dev/null 2>&1 && fail "report accepted a text file as a trace"
 "$G" report "$T/leaks.trace" >"$T/short.txt" || fail "short text report"
-grep -q "reachable: 4196 bytes in 2 blocks from 2 stacks (listed with --show-reachable)" "$T/short.txt" ||
+grep -qx "   reachable: 4196 bytes in 2 blocks (listed with --show-reachable)" "$T/short.txt" ||
   fail "reachable summary line"
 
 # Python frames replace the interpreter's; unreadable modules are named once.
 "$G" report --show-reachable "$T/python.trace" >"$T/python.txt" || fail "python text"
-grep -A3 "4096 bytes in 1 block, not-freed, host" "$T/python.txt" >"$T/python.stack"
+grep -A4 "4096 bytes/1  host" "$T/python.txt" >"$T/python.stack"
 diff - "$T/python.stack" >/dev/null <<'X' || { fail "python stack"; cat "$T/python.stack"; }
-     4096 bytes in 1 block, not-freed, host
+                   -                -                -                -     4096 bytes/1  host, step (train.py:12)
+       worst class not-freed, largest block 4096 bytes
        #0  libfake.so+0x10
        #1  step at train.py:12 [python]
        #2  main at train.py:40 [python]
@@ -78,13 +79,14 @@ grep -q "^   /nonexistent/libfake.so: cannot read the file" "$T/python.txt" || f
 # as such, at their Python line; the snapshot's figures; the segments (not
 # the tensors inside them) in the device totals.
 "$G" report "$T/torch.trace" >"$T/torch.txt" || fail "torch text"
-grep -A4 "^     4.5 MiB in 2 blocks, definite, device" "$T/torch.txt" >"$T/torch.leak"
-diff - "$T/torch.leak" >/dev/null <<'X' || { fail "torch leak group"; cat "$T/torch.leak"; }
-     4.5 MiB in 2 blocks, definite, device, tensor (caching allocator block), largest 4.0 MiB
+grep -A4 "^           4.5 MiB/2 " "$T/torch.txt" >"$T/torch.leak"
+grep -qx "   not-freed: 22.0 MiB in 2 blocks (listed with --show-reachable)" "$T/torch.txt" || fail "torch: not-freed line"
+diff - "$T/torch.leak" >/dev/null <<'X' || { fail "torch leak site"; cat "$T/torch.leak"; }
+           4.5 MiB/2                -                -  device, forward (train.py:12)
+       worst class definite, largest block 4.0 MiB, tensor (caching allocator block)
        unreachable since scan #1 at 6.0 ms
        #0  forward at train.py:12 [python]
        #1  main at train.py:40 [python]
-   not-freed: 22.0 MiB in 2 blocks from 1 stack (listed with --show-reachable)
 X
 for want in \
   "   peak live 22.0 MiB (host 0 bytes, pinned 0 bytes, managed 0 bytes, device 22.0 MiB)" \

@@ -45,8 +45,8 @@ grep -Eq '^gcspy [0-9]+\.[0-9]+\.[0-9]+ \(trace format 1\.2\)$' "$T/out" || fail
 expect 2 "no command" "$G";                   one_line "no command" '^gcspy: missing command'
 expect 2 "unknown command" "$G" frobnicate;   one_line "unknown command" "^gcspy: unknown command 'frobnicate'"
 expect 2 "unknown option" "$G" --frobnicate;  one_line "unknown option" "^gcspy: unknown option '--frobnicate'"
-expect 2 "dump unknown option" "$G" dump --x t; one_line "dump unknown option" "^gcspy: dump: unknown option '--x'"
-expect 2 "run unknown option" "$G" run --x -- true; one_line "run unknown option" "^gcspy: run: unknown option '--x'"
+expect 2 "dump unknown option" "$G" dump --x t; one_line "dump unknown option" "^gcspy dump: unknown option '--x'"
+expect 2 "run unknown option" "$G" run --x -- true; one_line "run unknown option" "^gcspy run: unknown option '--x'"
 for c in run dump options; do
   expect 0 "$c --help" "$G" "$c" --help
   grep -q "^usage: gcspy $c" "$T/out" || fail "$c --help: no usage line"
@@ -138,7 +138,7 @@ size=$(stat -c %s "$T/full.trace")
 comp=$(od -An -tu4 -j $((c1 + 8)) -N4 "$T/full.trace" | tr -d ' ')
 head -c $((size - 5)) "$T/full.trace" >"$T/cut.trace"
 expect 2 "dump truncated" "$G" dump "$T/cut.trace"
-one_line "dump truncated" "^gcspy: $T/cut.trace: offset $c1: chunk 1: truncated chunk \(payload has $((comp - 5)) of $comp bytes\)$"
+one_line "dump truncated" "^gcspy dump: $T/cut.trace: offset $c1: chunk 1: truncated chunk \(payload has $((comp - 5)) of $comp bytes\)$"
 head -11 "$T/want" | sed "1s|full.trace|cut.trace|" >"$T/want_cut"
 echo "end chunks=1 records=10 complete=no" >>"$T/want_cut"
 diff -u "$T/want_cut" "$T/out" >"$T/diff" || { fail "dump truncated stdout differs:"; cat "$T/diff"; }
@@ -152,23 +152,23 @@ tail -1 "$T/out" | grep -qx 'end chunks=1 records=10 complete=no' || fail "cut0 
 cp "$T/full.trace" "$T/crc.trace"
 printf '\x00' | dd of="$T/crc.trace" bs=1 seek=$((size - 1)) conv=notrunc status=none
 expect 2 "dump crc" "$G" dump "$T/crc.trace"
-one_line "dump crc" "^gcspy: $T/crc.trace: offset $c1: chunk 1: payload CRC mismatch$"
+one_line "dump crc" "^gcspy dump: $T/crc.trace: offset $c1: chunk 1: payload CRC mismatch$"
 
 # A newer major version is refused up front.
 cp "$T/full.trace" "$T/v2.trace"
 printf '\x02' | dd of="$T/v2.trace" bs=1 seek=8 conv=notrunc status=none
 expect 2 "dump v2" "$G" dump "$T/v2.trace"
-one_line "dump v2" "^gcspy: $T/v2.trace: offset 8: trace format version 2\.[0-9]+ is newer than this gcspy reads \(1\.x\); upgrade gcspy$"
+one_line "dump v2" "^gcspy dump: $T/v2.trace: offset 8: trace format version 2\.[0-9]+ is newer than this gcspy reads \(1\.x\); upgrade gcspy$"
 [ -s "$T/out" ] && fail "dump v2 printed records"
 
 # Not a trace; no such file; no argument.
 echo "hello world, this is not a trace at all" >"$T/text"
 expect 2 "dump text" "$G" dump "$T/text"
-one_line "dump text" "^gcspy: $T/text: offset 0: not a gcspy trace \(bad magic\)$"
+one_line "dump text" "^gcspy dump: $T/text: offset 0: not a gcspy trace \(bad magic\)$"
 expect 2 "dump missing" "$G" dump "$T/nope.trace"
-one_line "dump missing" "^gcspy: $T/nope.trace: No such file or directory$"
+one_line "dump missing" "^gcspy dump: $T/nope.trace: No such file or directory$"
 expect 2 "dump no file" "$G" dump
-one_line "dump no file" '^gcspy: dump: missing trace file'
+one_line "dump no file" '^gcspy dump: missing trace file'
 
 # ---- run, with a stand-in library ---------------------------------------------
 # An installed layout (bin/gcspy, lib/gcspy/libgcspy.so) whose library is an
@@ -191,16 +191,16 @@ if cc -shared -fPIC -o "$T/inst/lib/gcspy/libgcspy.so" "$T/stub.c"; then
   expect 0 "run args pass through" "$GI" run -- printf '%s,' a 'b c' -- --help
   [ "$(cat "$T/out")" = "a,b c,--,--help," ] || fail "run args: '$(cat "$T/out")'"
   expect 127 "run missing command (stand-in)" "$GI" run -- /nonexistent/cmd
-  one_line "run missing command" '^gcspy: run: /nonexistent/cmd: command not found$'
+  one_line "run missing command" '^gcspy run: /nonexistent/cmd: command not found$'
   expect 2 "run no command" "$GI" run --quiet
-  one_line "run no command" '^gcspy: run: missing command'
+  one_line "run no command" '^gcspy run: missing command'
   # Killed by a signal: the shell sees the signal status, not a gcspy one.
   { "$GI" run -- sh -c 'kill -TERM $$'; rc=$?; } 2>/dev/null
   [ "$rc" -eq 143 ] || fail "run killed by SIGTERM: exit $rc, expected 143"
   # No library anywhere near the binary: one line, exit 2.
   mkdir -p "$T/bare"; cp "$G" "$T/bare/gcspy"
   expect 2 "run without library" "$T/bare/gcspy" run -- true
-  one_line "run without library" '^gcspy: run: libgcspy\.so not found'
+  one_line "run without library" '^gcspy run: libgcspy\.so not found'
 else
   fail "cannot build the stand-in library with cc"
 fi
@@ -209,7 +209,7 @@ fi
 if [ -f build/libgcspy.so ]; then
   expect 7 "run exit 7" "$G" run --quiet -- sh -c 'exit 7'
   expect 127 "run /nonexistent" "$G" run -- /nonexistent
-  one_line "run /nonexistent" '^gcspy: run: /nonexistent: command not found$'
+  one_line "run /nonexistent" '^gcspy run: /nonexistent: command not found$'
   (cd "$T" && "$G" run -o "$T/real.trace" --quiet -- true) || fail "run true under the shim"
   if [ -f "$T/real.trace" ]; then
     expect 0 "dump of a shim trace" "$G" dump "$T/real.trace"

@@ -2,7 +2,10 @@
 # The HTML report in a real browser: Debian's chromium, headless, driven by
 # playwright-core (tests/browser/check_report.mjs), on two reports:
 #   planted    a real trace of tests/browser/planted.c under libgcspy.so, with
-#              markup in its command line and markers: the leak table lists
+#              markup in its command line and markers: the findings come
+#              first, on the first screen, naming lose_big and lose_three
+#              at their malloc lines (screenshot planted-top.png); the leak
+#              badge counts the blocks gcspy check counts; the leak table lists
 #              the planted leaks with their bytes, blocks and source lines,
 #              a row opens to its stack, the columns sort, every chart drew,
 #              and the markup shows as text and runs nothing
@@ -70,6 +73,10 @@ line_in() {
 L_BIG=$(line_in lose_big) L_THREE=$(line_in lose_three) L_PAIR=$(line_in lose_pair) L_CHILD=$(line_in pair_child)
 [ -n "$L_BIG" ] && [ -n "$L_THREE" ] && [ -n "$L_PAIR" ] && [ -n "$L_CHILD" ] || { echo "cannot find the malloc lines in $src"; exit 1; }
 
+# the leak badge counts what the gate counts (one set of numbers)
+GATE=$("$G" check "$T/planted.trace" | sed -n 's/^FAIL .*: .* in \([0-9]*\) blocks\? leaked (definite,indirect).*/\1/p')
+[ -n "$GATE" ] || fail "gcspy check planted: no FAIL line with a block count"
+
 rm -rf "$ART" && mkdir -p "$ART"
 cat >"$T/specs.json" <<EOF
 [
@@ -86,6 +93,9 @@ cat >"$T/specs.json" <<EOF
    {"function": "pair_child", "class": "indirect", "memory": "host", "bytes": 64, "blocks": 1,
     "file": "$src", "line": $L_CHILD}],
   "expand": 0, "sort": true, "zoom": "memory",
+  "leakBadge": {"blocks": ${GATE:-0}}, "siteRows": true,
+  "findings": [["leak ", "in 1 block, definite, host, at lose_big (", "planted.c:$L_BIG)"],
+               ["leak ", "in 3 blocks, definite, host, at lose_three (", "planted.c:$L_THREE)"]],
   "escape": ["<script>window.__pwned=1</script>", "</script><img src=x onerror=window.__pwned=2>"]},
  {"page": "$T/device.html", "shots": "$ART", "prefix": "device-",
   "charts": ["memory", "frag-ratio", "frag-extent", "frag-malloc", "growth", "pause-timeline", "pause-histogram", "mmu"],

@@ -121,7 +121,7 @@ while read -r name off before regex; do
   "$G" dump "$f" >"$T/$name.dump" 2>"$T/$name.err"; rc=$?
   [ $rc -eq 2 ] || fail "$name: gcspy dump exit $rc, expected 2"
   [ "$(wc -l <"$T/$name.err")" -eq 1 ] || fail "$name: dump: $(wc -l <"$T/$name.err") lines on stderr"
-  grep -Eq "^gcspy: .*offset $off: .*$regex|^gcspy: .*$regex.*offset $off" "$T/$name.err" ||
+  grep -Eq "^gcspy dump: .*offset $off: .*$regex|^gcspy dump: .*$regex.*offset $off" "$T/$name.err" ||
     fail "$name: dump error should name offset $off and /$regex/: $(cat "$T/$name.err")"
   if [ "$before" = 1 ]; then
     grep -Eq '^(process|thread_start) ' "$T/$name.dump" || fail "$name: the good chunk before the damage was not printed"

@@ -8,7 +8,9 @@
 #   run    under gcspy run no traced process writes to the program's
 #          stderr (the child's captured stderr stays empty); gcspy run
 #          prints one summary line per process that exited (pid, figures,
-#          trace), none for an image that exec'd, then the report command
+#          the exit scan's verdict: what it found lost at how many sites,
+#          as the report's sites count it; trace), none for an image that
+#          exec'd, then the report command
 #          naming every trace; the program's exit status passes through;
 #          --quiet prints nothing; a process killed by a signal: gcspy run
 #          ends by that signal, after a line saying the trace has no end
@@ -75,6 +77,19 @@ got = sorted(re.sub(r' \(.*', '', l) for l in summary)
 assert got == sorted(want), (got, want)
 for t in ended:
     assert any(l.endswith('; trace ' + t) for l in summary), (t, summary)
+# the scan's verdict, as `gcspy check` counts it: the unsuppressed sites
+# whose worst class is definite or indirect, all their lost blocks
+for t in ended:
+    p = procs[t]
+    line = [l for l in summary if l.endswith('; trace ' + t)][0]
+    sites = [s for s in p['sites'] if not s['suppressed'] and not s['inherited']
+             and s['worst_class'] in ('definite', 'indirect')]
+    blocks = sum(s['lost']['blocks'] for s in sites)
+    if blocks:
+        m = re.search(r'; LEAKED .* in (\d+) blocks? at (\d+) sites? \(', line)
+        assert m and int(m.group(1)) == blocks and int(m.group(2)) == len(sites), (line, blocks, len(sites))
+    else:
+        assert '; no leak: the scan at exit found no block definitely or indirectly lost;' in line, line
 assert lines[-1] == 'gcspy: report (3 traces): gcspy report ' + ' '.join(traces), lines[-1]
 assert len(lines) == 3, lines
 print('run ok:', len(summary), 'summaries,', len(traces), 'traces')
@@ -111,6 +126,6 @@ D=$GS_T/reopen-run
 mkdir -p "$D"
 (cd "$D" && "$GS_CLI" run -- "$GS_PROGS/shim_reopen" "$D" 2>"$D/run.err") || fail "reopen run: exit $?"
 reopen_ok "$D" "reopen run"
-grep -q "^gcspy: pid [0-9]*: .* not freed at exit; trace gcspy-shim_reopen-" "$D/run.err" ||
+grep -q "^gcspy: pid [0-9]*: [0-9]* allocations (.*); .*; trace gcspy-shim_reopen-" "$D/run.err" ||
   fail "reopen run: gcspy run printed no summary: $(cat "$D/run.err")"
 gs_done

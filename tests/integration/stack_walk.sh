@@ -46,9 +46,10 @@ if gs_one_trace; then
   for n in 25 50; do
     line=$(grep -n "LINE-$n\$" tests/programs/stack_cxx_new.cpp | cut -d: -f1)
     bytes=$((n * 4))
-    # the block's stack: the lines after "<bytes> bytes in 1 block, definite"
-    st=$(awk -v b="$bytes bytes in 1 block, definite" 'index($0, b) { on = 1; next }
-           on && /^ *#/ { print } on && !/^ *#/ && !/unreachable since/ { on = 0 }' "$GS_DIR/report")
+    # the block's stack: the frames under its site's row, whose definite
+    # column (the first) is "<bytes> bytes/1"
+    st=$(awk -v b="$bytes bytes/1" '!on && $1 " " $2 == b { on = 1; next }
+           on && /^ *#/ { print; seen = 1 } on && seen && !/^ *#/ { on = 0 }' "$GS_DIR/report")
     f0=$(sed -n 1p <<<"$st"); f1=$(sed -n 2p <<<"$st")
     [[ $f0 == *"operator new"*libstdc++* ]] || fail "cxx new int[$n]: frame #0 is '$f0'"
     [[ $f1 == *"#1  main at tests/programs/stack_cxx_new.cpp:$line "* ]] ||

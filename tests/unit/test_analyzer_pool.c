@@ -445,8 +445,8 @@ Test(pool, the_gate_counts_tensor_leaks_as_device_memory)
     cr_assert_eq(v.status, 1, "%s", v.line);
     cr_assert_eq(v.device_bytes, 6 * MIB);
     cr_assert_eq(v.leak_bytes, 0);
-    cr_assert(strstr(v.detail, "4194304 bytes in 1 blocks, definite, device, tensor (caching "
-                               "allocator block)"), "%s", v.detail);
+    cr_assert(strstr(v.detail, "4194304 bytes in 1 blocks, definite site (definite 4194304/1), "
+                               "device, tensor (caching allocator block)"), "%s", v.detail);
     l.max_device_bytes = 6 * MIB;
     gs_check_eval(&l, "t", r, NULL, &v);
     cr_assert_eq(v.status, 0, "%s", v.line);
@@ -470,10 +470,17 @@ Test(pool, reports_label_the_tensors_and_show_the_allocator_figures)
 {
     struct gs_result *r = tensor_leak_result(NULL);
     char *t = report_to_string(&gs_reporter_text, r);
-    cr_assert(strstr(t, "     4.0 MiB in 1 block, definite, device, tensor (caching allocator "
+    /* one row per site, the classes as columns */
+    cr_assert(strstr(t, "           4.0 MiB/1                -                -                -"
+                        "                -  device, no frame of the user's code\n       worst "
+                        "class definite, largest block 4.0 MiB, tensor (caching allocator "
                         "block)\n"), "%s", t);
-    cr_assert(strstr(t, "     20.0 MiB in 1 block, not-freed, device\n"), "%s", t);
-    cr_assert(strstr(t, "     2.0 MiB in 1 block, not-freed, device\n"), "%s", t);
+    cr_assert(strstr(t, "                -       20.0 MiB/1  device, no frame of the user's code\n"
+                        "       worst class not-freed, largest block 20.0 MiB\n"), "%s", t);
+    cr_assert(strstr(t, "                -        2.0 MiB/1  device, no frame of the user's code\n"
+                        "       worst class not-freed, largest block 2.0 MiB\n"), "%s", t);
+    cr_assert(strstr(t, "    1. leak 4.0 MiB in 1 block, definite, device, at a stack not "
+                        "symbolized\n"), "%s", t);
     cr_assert(strstr(t, "     PyTorch caching allocator: latest of 1 snapshot; tensors allocated "
                         "inside segments at the end 14.0 MiB in 3 blocks, peak 14.0 MiB\n"),
               "%s", t);

@@ -48,9 +48,9 @@ static struct gs_result *sites_of(struct gs_tb *tb, uint64_t temp_ns, struct gs_
 
 static const struct gs_sitestat *site(const struct gs_result *r, uint32_t stack)
 {
-    for (uint32_t i = 0; i < r->nsites; i++)
-        if (r->sites[i].stack_id == stack)
-            return &r->sites[i];
+    for (uint32_t i = 0; i < r->nsitestats; i++)
+        if (r->sitestats[i].stack_id == stack)
+            return &r->sitestats[i];
     cr_assert_fail("no site for stack %u", stack);
     return NULL;
 }

@@ -1,8 +1,10 @@
-// The Leaks section: the report's leak groups (one allocation stack, class
-// and memory kind each) in a table that sorts by any column and whose rows
-// open to the whole stack with source files and lines, and a flame graph
-// (d3-flame-graph) of the shown groups' bytes by stack, outermost frame at
-// the bottom.
+// The Leaks section: one row per allocation site (the report's sites: one
+// allocation stack and memory kind, its classes side by side; older
+// documents: the leak groups) in a table that sorts by any column and whose
+// rows open to the whole stack with source files and lines, and a flame
+// graph (d3-flame-graph) of the shown rows' bytes by stack, outermost frame
+// at the bottom. A site shows the bytes of the classes ticked, its class
+// column the worst of them.
 'use strict';
 
 var LEAK_COLS = [
@@ -33,6 +35,12 @@ function stackList(l) {
 
 function leakDetail(l) {
   var fu = l.first_unreachable, bits = [];
+  if (l.classes) {
+    bits.push('by class: ' + GS.classes.filter(function (c) { return l.classes[c].blocks; }).map(function (c) {
+      return c + ' ' + GS.fmtBytes(l.classes[c].bytes) + ' in ' + GS.fmtCount(l.classes[c].blocks);
+    }).join(', '));
+  }
+  if (l.noise) bits.push('allocated by the ' + l.noise);
   bits.push('largest block ' + GS.fmtBytes(l.largest_block));
   if (l.suppressed) bits.push('suppressed by ' + l.suppressed);
   if (l.inherited) bits.push('inherited from the parent process');
@@ -171,12 +179,35 @@ function flame(parent, leaks) {
   d3.select(box).datum(data).call(chart);
 }
 
+// A site as a row of the classes in `shown`: their bytes and blocks, the
+// worst of them as its class; null when it has none of them.
+function siteRow(site, shown) {
+  var row = { bytes: 0, blocks: 0, class: null };
+  GS.classes.forEach(function (c) {
+    if (!shown.has(c) || !site.classes[c].blocks) return;
+    row.bytes += site.classes[c].bytes;
+    row.blocks += site.classes[c].blocks;
+    if (!row.class) row.class = c;
+  });
+  if (!row.class) return null;
+  ['memory', 'allocator', 'largest_block', 'inherited', 'suppressed', 'stack', 'stack_id', 'classes', 'noise', 'first_unreachable'].forEach(function (k) {
+    row[k] = site[k];
+  });
+  return row;
+}
+
 GS.renderLeaks = function (body, p) {
-  var all = p.leaks || [];
+  var bySite = !!p.sites;
+  var all = bySite ? p.sites : (p.leaks || []);
   var omitted = (p.leaks_omitted || []).filter(function (o) { return o.groups; });
-  var shown = new Set(['definite', 'indirect', 'possible']);
+  // possible leaks are mostly the interpreter's (stale pointer-like
+  // numbers): one click away, not in the way
+  var shown = new Set(['definite', 'indirect']);
   var counts = {};
-  all.forEach(function (l) { counts[l.class] = (counts[l.class] || 0) + 1; });
+  all.forEach(function (l) {
+    if (!bySite) counts[l.class] = (counts[l.class] || 0) + 1;
+    else GS.classes.forEach(function (c) { if (l.classes[c].blocks) counts[c] = (counts[c] || 0) + 1; });
+  });
   var filters = GS.el('div', { class: 'toolbar filters' }, 'show: ');
   var tableBox = GS.el('div'), flameBox = GS.el('div');
   GS.classes.forEach(function (c) {
@@ -188,7 +219,7 @@ GS.renderLeaks = function (body, p) {
     filters.appendChild(GS.el('label', null, cb, ' ' + c + ' (' + (counts[c] || 0) + ')'));
   });
   body.appendChild(filters);
-  if (omitted.length) {
+  if (omitted.length && !bySite) {
     body.appendChild(GS.note('Left out beyond --max-groups: ' + omitted.map(function (o) {
       return o.groups + ' ' + o.class + ' groups (' + GS.fmtBytes(o.bytes) + ')';
     }).join(', ') + '.'));
@@ -198,9 +229,10 @@ GS.renderLeaks = function (body, p) {
   function redraw() {
     GS.clear(tableBox);
     GS.clear(flameBox);
-    var leaks = all.filter(function (l) { return shown.has(l.class); });
+    var leaks = bySite ? all.map(function (s) { return siteRow(s, shown); }).filter(function (r) { return r; })
+      : all.filter(function (l) { return shown.has(l.class); });
     if (!leaks.length) {
-      tableBox.appendChild(GS.note(all.length ? 'No group of the classes ticked above.' : 'No leaks: every block was freed, or the trace holds no scan and no live block at exit.'));
+      tableBox.appendChild(GS.note(all.length ? 'No site of the classes ticked above.' : 'No leaks: every block was freed, or the trace holds no scan and no live block at exit.'));
     } else {
       leakTable(tableBox, leaks);
     }

@@ -60,8 +60,52 @@ function leakBadge(p, di, blocks) {
       GS.el('div', { class: 'badge-detail' }, 'a clean end with no scan: the exec released ' + GS.fmtBytes(rel.bytes) + ' in ' +
         GS.fmtCount(rel.blocks) + ' blocks; the new image\'s trace has the verdict'));
   }
+  var sup = 0;
+  ['definite', 'indirect', 'possible'].forEach(function (c) { sup += (p.suppressed[c] || {}).blocks || 0; });
   return badge('leaked (definite + indirect)', GS.fmtBytes(di), blocks > 0,
-    GS.fmtCount(blocks) + ' blocks; possible ' + GS.fmtBytes(p.summary.possible.total.bytes));
+    GS.fmtCount(blocks) + ' blocks; possible ' + GS.fmtBytes(possible(p)) +
+    (sup ? '; ' + GS.fmtCount(sup) + ' blocks suppressed, apart' : ''));
+}
+
+// Fragmentation in bytes wasted, red only when the findings call it
+// significant (docs/report-json.md, "Fragmentation"): a ratio over a few
+// hundred KiB of free space says nothing. Older documents: the ratio.
+function fragBadge(p, wf) {
+  if (!p.findings) return badge('worst fragmentation', GS.fmtPct(wf.ratio), wf.ratio > 0.5, wf.where);
+  var ff = p.findings.filter(function (f) { return f.kind === 'fragmentation'; });
+  if (!ff.length) return badge('fragmentation', 'none significant', false, 'less than 1 MiB or an eighth of the heap wasted');
+  var w = ff.reduce(function (a, f) { return a + f.bytes; }, 0);
+  return badge('fragmentation wasted', GS.fmtBytes(w), true,
+    GS.fmtPct(ff[0].ratio) + ' of the free space outside the largest free piece' + (ff.length > 1 ? ' (' + ff.length + ' heaps)' : ''));
+}
+
+// What the gate counts by default, from the same sites as every other
+// view: the unsuppressed sites not inherited from a parent whose worst
+// class is definite or indirect, with all their lost bytes (older
+// documents without sites: the summary less what was suppressed).
+function gateCount(p) {
+  var c = { bytes: 0, blocks: 0 };
+  if (!p.sites) {
+    ['definite', 'indirect'].forEach(function (k) {
+      c.bytes += p.summary[k].total.bytes - p.suppressed[k].bytes - p.inherited[k].bytes;
+      c.blocks += p.summary[k].total.blocks - p.suppressed[k].blocks - p.inherited[k].blocks;
+    });
+    return c;
+  }
+  p.sites.forEach(function (s) {
+    if (s.suppressed || s.inherited || (s.worst_class !== 'definite' && s.worst_class !== 'indirect')) return;
+    c.bytes += s.lost.bytes;
+    c.blocks += s.lost.blocks;
+  });
+  return c;
+}
+
+// The lost bytes of the sites that are possible at worst (unsuppressed).
+function possible(p) {
+  if (!p.sites) return p.summary.possible.total.bytes;
+  return p.sites.reduce(function (a, s) {
+    return a + (s.suppressed || s.inherited || s.worst_class !== 'possible' ? 0 : s.lost.bytes);
+  }, 0);
 }
 
 function facts(p) {
@@ -94,13 +138,37 @@ function facts(p) {
   return GS.el('table', { class: 'facts' }, GS.el('tbody', null, rows));
 }
 
+// The findings first: one line each, as the JSON ranks them (real
+// problems largest first, the folded import and loader noise after them).
+function findingsList(p) {
+  var all = p.findings || [];
+  var real = all.filter(function (f) { return f.kind !== 'noise'; });
+  var noise = all.filter(function (f) { return f.kind === 'noise'; });
+  var box = GS.el('div', { class: 'findings' }, GS.el('h3', null, 'Findings'));
+  if (!real.length) {
+    box.appendChild(GS.el('p', { class: 'finding-none' }, p.leak_status === 'no-scan'
+      ? 'No finding known: the trace has no leak scan, so leaks are not ruled out.'
+      : 'No leak, no growth, no significant fragmentation.'));
+  } else {
+    box.appendChild(GS.el('ol', null, real.map(function (f) {
+      return GS.el('li', { class: 'finding ' + f.kind, 'data-kind': f.kind }, f.line);
+    })));
+  }
+  if (noise.length) {
+    box.appendChild(GS.el('ul', { class: 'noise' }, noise.map(function (f) {
+      return GS.el('li', { class: 'finding noise', 'data-kind': 'noise' }, f.line);
+    })));
+  }
+  return box;
+}
+
 GS.renderSummary = function (body, doc, p, ctx) {
   if (!p.readable) {
     body.appendChild(GS.el('p', { class: 'error' }, 'This trace could not be read: ' + p.error));
     return;
   }
-  var s = p.summary, di = (s.definite.total.bytes || 0) + (s.indirect.total.bytes || 0);
-  var blocks = (s.definite.total.blocks || 0) + (s.indirect.total.blocks || 0);
+  body.appendChild(findingsList(p));
+  var s = p.summary, gate = gateCount(p), di = gate.bytes, blocks = gate.blocks;
   var suspects = (p.growth.suspects || []).filter(function (g) { return !g.suppressed; });
   var wf = GS.worstFrag(p);
   var pz = p.pauses;
@@ -108,7 +176,7 @@ GS.renderSummary = function (body, doc, p, ctx) {
     leakBadge(p, di, blocks),
     badge('growth suspects', String(suspects.length), suspects.length > 0,
       suspects.length ? 'largest: ' + GS.fmtBytes(Math.round(suspects[0].rate)) + (suspects[0].unit === 'bytes/step' ? ' per step' : ' per s') : 'none'),
-    badge('worst fragmentation', GS.fmtPct(wf.ratio), wf.ratio > 0.5, wf.where),
+    fragBadge(p, wf),
     badge('time paused', GS.fmtPct(pz.share, 2), pz.share > 0.05,
       GS.fmtCount(pz.count) + ' pauses' + (pz.percentiles_ns ? ', longest ' + GS.fmtNs(pz.percentiles_ns.max) : '')));
   body.appendChild(badges);
