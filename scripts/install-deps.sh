@@ -21,6 +21,7 @@ PKGS=(
   liblsan0
   strace
   debootstrap
+  debuginfod libdebuginfod-dev
 )
 
 missing=()

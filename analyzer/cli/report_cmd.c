@@ -145,7 +145,7 @@ int gs_cmd_report(int argc, char **argv)
         goto out;
     struct gs_common *c = &ra.c;
     struct gs_loaded ld;
-    if (gs_load_traces("report", c->paths, c->npaths, &c->ao, c->symbols,
+    if (gs_load_traces("report", c->paths, c->npaths, &c->ao, c->symbols, c->sysroot,
                        c->supps.n ? &c->supps : NULL, c->quiet, &ld)) {
         fprintf(stderr, "gcspy report: out of memory\n");
     } else if (ld.unreadable) {

@@ -61,7 +61,7 @@ files = dict(l.split() for l in open(d + "/list"))
 bad = 0
 for name, (f, rank, local, size, launcher) in want.items():
     p = json.load(open("%s/%s.json" % (d, name)))["processes"][0]
-    got = (files.get(name), p["rank"], p["local_rank"], p["world_size"], p["launcher"])
+    got = (files.get(name), p["rank"], p["local_rank"], p["world_size"], p.get("launcher", False))
     if got != (f, rank, local, size, launcher):
         print("%s: got %s, expected %s" % (name, got, (f, rank, local, size, launcher)))
         bad = 1
