@@ -14,6 +14,13 @@ int gs_cmd_dump(int argc, char **argv);     /* dump.c */
 int gs_cmd_report(int argc, char **argv);   /* report_cmd.c */
 int gs_cmd_check(int argc, char **argv);    /* check_cmd.c */
 
+struct gs_common;
+/* job_cmd.c: the job report (or with summary_out, one summary file per
+ * input in that directory) over the traces and summaries c names, jobs
+ * analysed at a time; the exit status. */
+int gs_report_job(const struct gs_common *c, const char *output, int json, unsigned jobs,
+                  const char *summary_out);
+
 struct timespec;
 /* run_summary.c: prints on stderr the exit summary of every trace that the
  * output pattern names, written since start by a descendant of pid self. */
