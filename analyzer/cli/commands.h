@@ -25,6 +25,9 @@ struct timespec;
 /* run_summary.c: prints on stderr the exit summary of every trace that the
  * output pattern names, written since start by a descendant of pid self. */
 void gs_run_summary(const char *pattern, long self, const struct timespec *start);
+/* run_summary.c: the same traces analysed into DIR/NAME.summary.json
+ * (gcspy run --summary DIR); 0, or 2 with the error printed. */
+int gs_run_summaries(const char *pattern, long self, const struct timespec *start, const char *dir);
 
 /* True when argv[1..] asks for help (-h or --help before any "--"). */
 int gs_wants_help(int argc, char **argv);

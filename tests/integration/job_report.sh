@@ -14,6 +14,8 @@
 #   -j 3 --job                  the same text as -j 1
 #   --format json               outliers: exactly rank 1's leaked bytes
 #   a damaged summary, another version: one line naming it, exit status 2
+#   gcspy run --summary DIR     rank 1 run under gcspy run: its exit status,
+#                               one summary in DIR, the same figures
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/lib.sh
@@ -81,4 +83,15 @@ sed 's/"version": 1,/"version": 2,/' "$D/s/t-0.trace.summary.json" >"$D/v2.json"
 "$GS_CLI" report "$D/v2.json" >/dev/null 2>"$D/e"; rc=$?
 [ $rc = 2 ] && grep -q "v2.json: summary version 2, this gcspy reads version 1" "$D/e" ||
   fail "a newer summary: exit $rc, $(cat "$D/e")"
+
+mkdir -p "$D/run/s"
+(cd "$D/run" && RANK=1 WORLD_SIZE=3 "$GS_CLI" run -q --summary "$D/run/s" -- "$GS_PROGS/job_rank"); rc=$?
+[ $rc = 0 ] || fail "gcspy run --summary: exit status $rc"
+/usr/bin/python3 - "$D/run/s" <<'PY' || fail "gcspy run --summary: see above"
+import glob, json, sys
+f = glob.glob(sys.argv[1] + "/*.summary.json")
+assert len(f) == 1, f
+s = json.load(open(f[0]))
+assert (s["rank"], s["leaked"]["definite"]["bytes"]) == (1, 262144), s
+PY
 gs_done
