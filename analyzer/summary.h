@@ -54,11 +54,10 @@ struct gs_psum {
 
 /* The summary of an analysed trace. */
 void gs_psum_from_result(const struct gs_result *r, struct gs_psum *p);
-/* As a JSON document (one object) on f. */
-void gs_psum_write(FILE *f, const struct gs_psum *p);
-/* The same object as an element of an array the writer has open. */
-struct gs_jw;
-void gs_psum_json(struct gs_jw *w, const struct gs_psum *p);
+/* Written as JSON by reports/summary_json.h. */
+
+/* The keys of the "leaked" object, in GS_CLASS_ order. */
+extern const char *const gs_psum_classes[3];
 /* Whether path's first non-blank byte opens a JSON object (a summary, not a
  * trace): 1, 0, or -1 when it cannot be read. */
 int gs_psum_is_summary(const char *path);

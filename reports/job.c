@@ -19,6 +19,7 @@
 
 #include "fmt.h"
 #include "jsonw.h"
+#include "summary_json.h"
 
 struct metric {
     const char *name;

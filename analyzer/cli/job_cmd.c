@@ -24,6 +24,7 @@
 #include "cmdutil.h"
 #include "commands.h"
 #include "../../reports/job.h"
+#include "../../reports/summary_json.h"
 #include "summary.h"
 #include "symbols.h"
 

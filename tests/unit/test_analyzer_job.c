@@ -13,6 +13,7 @@
 
 #include "summary.h"
 #include "../reports/job.h"
+#include "../reports/summary_json.h"
 
 static struct gs_psum sample(int64_t rank, uint64_t leaked)
 {
