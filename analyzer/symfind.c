@@ -7,10 +7,14 @@
  * debuginfod is asked only with a build id and only when DEBUGINFOD_URLS is
  * set (the client does nothing without it); its client is made once and
  * keeps its own cache (DEBUGINFOD_CACHE_PATH), so a second report of the
- * same job reads the files locally.
+ * same job reads the files locally. libdebuginfod is loaded then, with
+ * dlopen, as libdw does: linked, it would map libcurl and a dozen of its
+ * libraries into every report, which must run in a small address space
+ * (rel_badinput.sh's 24 MiB).
  */
 #include "symfind.h"
 
+#include <dlfcn.h>
 #include <elfutils/debuginfod.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,14 +44,23 @@ static int from_debuginfod(struct gs_symfind *f, const uint8_t *bid, size_t n, c
     const char *urls = getenv("DEBUGINFOD_URLS");
     if (!n || !urls || !*urls)
         return -1;
+    static debuginfod_client *(*begin)(void);
+    static int (*find)(debuginfod_client *, const unsigned char *, int, char **);
     if (!f->dc_tried) {
         f->dc_tried = 1;
-        f->dc = debuginfod_begin();
+        void *h = dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (h) {
+            *(void **)&begin = dlsym(h, "debuginfod_begin");
+            *(void **)&find = dlsym(h, "debuginfod_find_executable");
+            *(void **)&f->end = dlsym(h, "debuginfod_end");
+        }
+        if (begin && find && f->end)
+            f->dc = begin();
     }
     if (!f->dc)
         return -1;
     char *path = NULL;
-    int fd = debuginfod_find_executable(f->dc, bid, (int)n, &path);
+    int fd = find(f->dc, bid, (int)n, &path);
     if (fd < 0)
         return -1;
     snprintf(where, wlen, "%s", path ? path : "debuginfod");
@@ -86,7 +99,7 @@ int gs_symfind_open(struct gs_symfind *f, const char *path, const uint8_t *bid, 
 void gs_symfind_free(struct gs_symfind *f)
 {
     if (f->dc)
-        debuginfod_end(f->dc);
+        f->end(f->dc);
     f->dc = NULL;
 }
 

@@ -25,6 +25,7 @@
 struct gs_symfind {
     const char *sysroot;        /* NULL: none */
     void *dc;                   /* the debuginfod client, made at first use */
+    void (*end)(void *);        /* libdebuginfod's debuginfod_end */
     int dc_tried;
 };
 
