@@ -22,6 +22,7 @@
 
 #include "grow.h"
 #include "regfile.h"
+#include "symfind.h"
 
 struct modent {
     const char *path;           /* interned */
@@ -59,6 +60,7 @@ struct gs_symbolizer {
     char *(*demangle)(const char *, char *, size_t *, int *);
     int demangle_tried;
     int quiet;                  /* gs_sym_quiet */
+    struct gs_symfind find;     /* where module files are looked for */
 };
 
 static uint64_t hash_str(const char *s)
@@ -135,6 +137,7 @@ void gs_sym_free(struct gs_symbolizer *s)
     free(s->pool);
     free(s->str);
     free(s->problems);
+    gs_symfind_free(&s->find);
     gs_arena_free(&s->a);
     free(s);
 }
@@ -171,6 +174,19 @@ static void problem(struct gs_symbolizer *s, struct modent *e, const char *msg)
 void gs_sym_quiet(struct gs_symbolizer *s, int on)
 {
     s->quiet = on;
+}
+
+static char *debuginfo_path;
+static char debuginfo_buf[4200];
+
+int gs_sym_sysroot(struct gs_symbolizer *s, const char *dir)
+{
+    s->find.sysroot = gs_sym_intern(s, dir);
+    if (!s->find.sysroot)
+        return -1;
+    debuginfo_path = (char *)gs_symfind_debuginfo_path(&s->find, debuginfo_buf,
+                                                       sizeof debuginfo_buf);
+    return 0;
 }
 
 /* ---- modules ---- */
@@ -245,7 +261,6 @@ static int mod_find(struct gs_symbolizer *s, const struct gs_module *md, uint32_
     return 0;
 }
 
-static char *debuginfo_path;
 static const Dwfl_Callbacks offline_cb = {
     .find_elf = dwfl_build_id_find_elf,
     .find_debuginfo = dwfl_standard_find_debuginfo,
@@ -253,68 +268,89 @@ static const Dwfl_Callbacks offline_cb = {
     .debuginfo_path = &debuginfo_path,
 };
 
-static void mod_open(struct gs_symbolizer *s, struct modent *e)
+/* The file at fd (found at where) reported alone at bias 0, its build id
+ * checked: 1 when usable (e->dwfl, e->mod set; libdw owns fd), 0 when its
+ * build id is another (msg says so), -1 when not ELF (msg). fd is closed
+ * unless taken. */
+static int mod_try(struct modent *e, int fd, const char *where, char *msg, size_t mlen)
 {
-    char msg[4200];
-    e->state = -1;
-    if (!s->enabled)
-        return;
-    /* the trace names the file: only a regular one is opened, never
-     * waiting (a FIFO or a device there would block the report forever),
-     * and libdw reads the descriptor checked, not the path again */
-    int fd = -1;
-    if (e->path[0] && e->path[0] != '[')
-        fd = gs_open_regular(e->path);
-    if (fd < 0) {
-        if (e->path[0] && e->path[0] != '[' && strncmp(e->path, "linux-vdso", 10) != 0) {
-            if (fd == GS_OPEN_NOT_REGULAR)
-                snprintf(msg, sizeof msg, "%s: not a regular file (frames shown as module+offset)",
-                         e->path);
-            else
-                snprintf(msg, sizeof msg,
-                         "%s: cannot read the file (frames shown as module+offset)", e->path);
-            problem(s, e, msg);
-        }
-        s->st.modules_missing++;
-        return;
-    }
     Dwfl *d = dwfl_begin(&offline_cb);
     if (!d) {
         close(fd);
-        return;
+        snprintf(msg, mlen, "%s: out of memory", where);
+        return -1;
     }
     dwfl_report_begin(d);
     const char *base = strrchr(e->path, '/');
     /* on success libdw owns fd (closed by dwfl_end); on failure it is ours */
-    Dwfl_Module *m = dwfl_report_elf(d, base ? base + 1 : e->path, e->path, fd, 0, false);
+    Dwfl_Module *m = dwfl_report_elf(d, base ? base + 1 : e->path, where, fd, 0, false);
     if (!m)
         close(fd);
     dwfl_report_end(d, NULL, NULL);
     if (!m) {
-        snprintf(msg, sizeof msg, "%s: not readable as ELF (%s)", e->path, dwfl_errmsg(-1));
-        problem(s, e, msg);
-        s->st.modules_missing++;
+        snprintf(msg, mlen, "%s: not readable as ELF (%s)", where, dwfl_errmsg(-1));
         dwfl_end(d);
-        return;
+        return -1;
     }
     if (e->bidlen) {
         const unsigned char *bits = NULL;
         GElf_Addr vaddr;
         int n = dwfl_module_build_id(m, &bits, &vaddr);
         if (n > 0 && ((size_t)n != e->bidlen || memcmp(bits, e->bid, e->bidlen) != 0)) {
-            snprintf(msg, sizeof msg,
+            snprintf(msg, mlen,
                      "%s: build id differs from the one recorded (rebuilt since the run?): "
-                     "frames shown as module+offset", e->path);
-            problem(s, e, msg);
-            s->st.modules_mismatched++;
+                     "frames shown as module+offset", where);
             dwfl_end(d);
-            return;
+            return 0;
         }
     }
     e->dwfl = d;
     e->mod = m;
-    e->state = 1;
-    s->st.modules_opened++;
+    return 1;
+}
+
+/* The module's file from the first place (symfind.h) that has it with the
+ * recorded build id. When none has, the problem listed is the first place's
+ * (the path the trace names, or under the sysroot). */
+static void mod_open(struct gs_symbolizer *s, struct modent *e)
+{
+    char msg[4200] = "", other[4200], where[4096];
+    e->state = -1;
+    if (!s->enabled)
+        return;
+    /* the trace names the file: only a regular one is opened, never
+     * waiting (a FIFO or a device there would block the report forever),
+     * and libdw reads the descriptor checked, not the path again */
+    if (!e->path[0] || e->path[0] == '[' || strncmp(e->path, "linux-vdso", 10) == 0) {
+        s->st.modules_missing++;
+        return;
+    }
+    int mismatched = 0;
+    for (unsigned i = 0;; i++) {
+        int fd = gs_symfind_open(&s->find, e->path, e->bid, e->bidlen, i, where, sizeof where);
+        if (fd == GS_FIND_END)
+            break;
+        if (fd < 0) {
+            if (!msg[0] && where[0])
+                snprintf(msg, sizeof msg, fd == GS_OPEN_NOT_REGULAR
+                         ? "%s: not a regular file (frames shown as module+offset)"
+                         : "%s: cannot read the file (frames shown as module+offset)", where);
+            continue;
+        }
+        int ok = mod_try(e, fd, where, msg[0] ? other : msg, msg[0] ? sizeof other : sizeof msg);
+        if (ok > 0) {
+            e->state = 1;
+            s->st.modules_opened++;
+            return;
+        }
+        mismatched |= ok == 0;
+    }
+    if (msg[0])
+        problem(s, e, msg);
+    if (mismatched)
+        s->st.modules_mismatched++;
+    else
+        s->st.modules_missing++;
 }
 
 /* ---- frames ---- */

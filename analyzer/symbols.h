@@ -4,7 +4,9 @@
  * frames, function, source file and line, the inlined calls first. The ELF
  * file is opened once per (path, build id) and reported at bias 0, so one
  * open serves every process that mapped it (ranks, forked workers) whatever
- * its load address; lookups are by module-relative address.
+ * its load address; lookups are by module-relative address. The file is
+ * looked for where symfind.h says (the path, a sysroot, the build-id
+ * debug directories, debuginfod) and used only with the recorded build id.
  *
  * Results are cached per (module, relative address), so a frame shared by a
  * thousand stacks is resolved once. A module whose file is missing, or whose
@@ -33,6 +35,11 @@ void gs_sym_free(struct gs_symbolizer *s);
  * Returns 0 or -1 (out of memory). */
 int gs_sym_resolve(struct gs_symbolizer *s, const struct gs_module *md, uint64_t ip,
                    struct gs_frame **out, uint32_t *n);
+
+/* Looks for module files under dir too (symfind.h: DIR/PATH, DIR's
+ * build-id debug directory), as perf --symfs and gdb's sysroot do.
+ * 0, or -1 out of memory. */
+int gs_sym_sysroot(struct gs_symbolizer *s, const char *dir);
 
 /* Interns a string in the symbolizer's arena (Python frame names). */
 const char *gs_sym_intern(struct gs_symbolizer *s, const char *str);

@@ -21,3 +21,10 @@ bench: $(BUILD)/libgcspy.so $(BUILD)/gcspy $(BENCH_PROGS)
 	@BUILD=$(BUILD) PYTHON=$(PYTHON) bash bench/run-bench.sh
 	@BUILD=$(BUILD) bash bench/scan-bench.sh
 	@BUILD=$(BUILD) bash bench/hotpath-profile.sh; [ $$? -ne 2 ]
+
+# Job-scale figures (bench/job-bench.sh, docs/jobs.md): merging summaries, -j.
+.PHONY: bench-job
+bench-job: $(BUILD)/gcspy $(BUILD)/libgcspy.so $(BUILD)/tests/programs/job_rank
+	@BUILD=$(BUILD) bash bench/job-bench.sh
+
+bench: bench-job

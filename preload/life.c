@@ -55,6 +55,7 @@
 #include "modules.h"
 #include "options.h"
 #include "python.h"
+#include "rank.h"
 #include "scan_trigger.h"
 #include "stack.h"
 #include "threads.h"
@@ -70,17 +71,6 @@ __thread struct gs_exit_from gs_exit_from;
 
 /* ---- process start ---- */
 
-static uint64_t env_num1(char **envp, const char *name)
-{
-    const char *v = gs_env_get(envp, name);
-    if (!v || !*v)
-        return 0;
-    uint64_t x = 0;
-    for (; *v >= '0' && *v <= '9'; v++)
-        x = x * 10 + (uint64_t)(*v - '0');
-    return *v ? 0 : x + 1;
-}
-
 static void emit_process_start(uint64_t flags)
 {
     static char cmdline[16384];
@@ -95,6 +85,9 @@ static void emit_process_start(uint64_t flags)
     struct utsname u;
     if (uname(&u))
         u.nodename[0] = 0;
+    gs_rank_detect(saved_envp, exe, cmdline, (size_t)n);
+    if (gs_rank.launcher)
+        flags |= GS_PROC_F_LAUNCHER;
     struct gs_process_start ps = {
         .pid = (uint64_t)getpid(),
         .ppid = (uint64_t)getppid(),
@@ -103,9 +96,9 @@ static void emit_process_start(uint64_t flags)
         .cmdline = cmdline,
         .cmdline_len = (size_t)n,
         .node = u.nodename,
-        .rank = env_num1(saved_envp, "RANK"),
-        .local_rank = env_num1(saved_envp, "LOCAL_RANK"),
-        .world_size = env_num1(saved_envp, "WORLD_SIZE"),
+        .rank = gs_rank.rank1,
+        .local_rank = gs_rank.local_rank1,
+        .world_size = gs_rank.world_size1,
         .flags = flags,
         .unwind = (uint64_t)gs_opt.unwind,
         .depth = gs_opt.depth,

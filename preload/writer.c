@@ -72,6 +72,7 @@
 #include <zstd.h>
 
 #include "mem.h"
+#include "rank.h"
 #include "table.h"
 #include "writer.h"
 
@@ -275,7 +276,8 @@ static int expand_pattern(char *out, size_t len)
     }
     if (gs_read_file("/proc/sys/kernel/hostname", host, sizeof host - 1) > 0)
         host[strcspn(host, "\n")] = 0;
-    const char *rank = getenv("RANK");
+    char rbuf[24];
+    const char *rank = gs_rank_text(rbuf, sizeof rbuf);
     const char *p = gs_opt.output;
     for (; *p && o < end && !cut; p++) {
         if (*p != '%' || !p[1]) {
@@ -296,7 +298,7 @@ static int expand_pattern(char *out, size_t len)
             cut = append_clean(&o, end, host, strlen(host));
             break;
         case 'r':
-            cut = append_clean(&o, end, rank ? rank : "0", strlen(rank ? rank : "0"));
+            cut = append_clean(&o, end, rank, strlen(rank));
             break;
         case '%':
             *o++ = '%';

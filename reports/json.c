@@ -284,6 +284,8 @@ static void identity(struct gs_jw *w, const struct gs_result *r)
     opt_i64(w, "rank", r->rank);
     opt_i64(w, "local_rank", r->local_rank);
     opt_i64(w, "world_size", r->world_size);
+    if (r->flags & GS_PROC_F_LAUNCHER) /* only then: documents of ranks read as before */
+        gs_jw_bool(w, "launcher", 1);
     gs_jw_bool(w, "forked", (r->flags & GS_PROC_F_FORKED) != 0);
     gs_jw_u64(w, "start_unix_ns", r->wall_ns);
     gs_jw_str(w, "gcspy_version", r->version);

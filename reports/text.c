@@ -365,6 +365,8 @@ static int t_process(struct gs_report_ctx *c, const struct gs_report_item *it)
         fprintf(f, ", host %s", r->host);
     if (r->rank >= 0)
         fprintf(f, ", rank %" PRId64 "/%" PRId64, r->rank, r->world_size);
+    if (r->flags & GS_PROC_F_LAUNCHER)
+        fputs(", launcher (no rank)", f);
     if (r->flags & GS_PROC_F_FORKED)
         fputs(", forked", f);
     fputc('\n', f);

@@ -22,6 +22,7 @@ PKGS=(
   strace
   protobuf-c-compiler libprotobuf-c-dev zlib1g-dev protobuf-compiler
   debootstrap
+  debuginfod libdebuginfod-dev
 )
 
 missing=()

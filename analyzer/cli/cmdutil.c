@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "regfile.h"
@@ -105,7 +106,7 @@ int gs_parse_count(struct gs_args *a, const char *opt, const char *s, uint64_t *
 }
 
 int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_analyze_opts *o,
-                   int symbols, const struct gs_supps *supps, int quiet,
+                   int symbols, const char *sysroot, const struct gs_supps *supps, int quiet,
                    struct gs_loaded *out)
 {
     memset(out, 0, sizeof *out);
@@ -114,7 +115,8 @@ int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_anal
     out->results = calloc(n ? n : 1, sizeof *out->results);
     out->errors = calloc(n ? n : 1, sizeof *out->errors);
     out->sym = gs_sym_new(symbols);
-    if (!out->items || !out->results || !out->errors || !out->sym)
+    if (!out->items || !out->results || !out->errors || !out->sym ||
+        (sysroot && gs_sym_sysroot(out->sym, sysroot)))
         return -1;
     for (size_t i = 0; i < n; i++) {
         char err[1024];
@@ -205,6 +207,13 @@ int gs_common_arg(struct gs_args *a, struct gs_common *c)
         }
     } else if (gs_arg_flag(a, "--no-symbols")) {
         c->symbols = 0;
+    } else if (gs_arg_val(a, "--sysroot", &v)) {
+        struct stat st;
+        if (!a->bad && (stat(v, &st) || !S_ISDIR(st.st_mode))) {
+            fprintf(stderr, "gcspy %s: --sysroot: '%s' is not a directory\n", a->cmd, v);
+            a->bad = 1;
+        }
+        c->sysroot = v;
     } else if (gs_arg_val(a, "--cuda-pause-ms", &v)) {
         if (!a->bad && gs_parse_num(a, "--cuda-pause-ms", v, &d) == 0)
             c->ao.model.cuda_pause_ns = (uint64_t)(d * 1e6);

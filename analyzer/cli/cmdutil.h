@@ -46,6 +46,7 @@ struct gs_common {
     char **paths;
     size_t npaths;
     int no_defaults, symbols, quiet, dashdash;
+    const char *sysroot;        /* --sysroot: NULL when not given */
 };
 /* 0, or -1 with "out of memory" printed. */
 int gs_common_init(struct gs_common *c, int argc);
@@ -63,6 +64,9 @@ void gs_common_free(struct gs_common *c);
     "  --suppressions FILE   LeakSanitizer-format 'leak:PATTERN' lines: matching leaks\n"   \
     "                        are suppressed (repeatable)\n"                                  \
     "  --no-symbols          do not read debug information: frames as module+offset\n"     \
+    "  --sysroot DIR         look for the traced modules under DIR too (a container's\n"  \
+    "                        or another node's root; also DIR/usr/lib/debug/.build-id;\n"\
+    "                        debuginfod when DEBUGINFOD_URLS is set)\n"                   \
     "  --cuda-pause-ms X     synchronous CUDA calls at least X ms long are pauses (1)\n"    \
     "  --growth-min-bytes N  least fitted rise for a growth suspect (64K)\n"                \
     "  --growth-min-r2 X     least goodness of fit for a growth suspect (0.8)\n"              \
@@ -96,7 +100,7 @@ struct gs_loaded {
  * malformed trace (result.h) gets one error line on stderr, quiet or not,
  * naming its first problem with the byte offset, and is counted. */
 int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_analyze_opts *o,
-                   int symbols, const struct gs_supps *supps, int quiet,
+                   int symbols, const char *sysroot, const struct gs_supps *supps, int quiet,
                    struct gs_loaded *out);
 void gs_loaded_free(struct gs_loaded *l);
 

@@ -211,7 +211,7 @@ int gs_cmd_diff(int argc, char **argv)
     int rc = 2;
     if (parse(argc, argv, &d) == 0) {
         struct gs_loaded ld;
-        if (gs_load_traces("diff", d.c.paths, d.c.npaths, &d.c.ao, d.c.symbols,
+        if (gs_load_traces("diff", d.c.paths, d.c.npaths, &d.c.ao, d.c.symbols, d.c.sysroot,
                            d.c.supps.n ? &d.c.supps : NULL, d.c.quiet, &ld)) {
             fprintf(stderr, "gcspy diff: out of memory\n");
         } else if (ld.unreadable) {

@@ -17,6 +17,7 @@
 #include "cmdutil.h"
 #include "commands.h"
 #include "../../reports/exports.h"
+#include "summary.h"
 
 static void usage(FILE *f)
 {
@@ -40,6 +41,11 @@ static void usage(FILE *f)
             "  --max-frames N        frames printed per stack in text (16); peak, temporary (4)\n"
             "  --show-reachable      text: list still-reachable and not-freed stacks too\n"
             "  --no-timeline         json: leave out the memory-over-time series\n"
+            "  --job                 one job report: a row per process (rank), the outliers,\n"
+            "                        job totals (also whenever a summary is among the inputs)\n"
+            "  --summary-out DIR     write DIR/NAME.summary.json per input instead of a report\n"
+            "                        (docs/jobs.md); `gcspy report` reads them back\n"
+            "  -j N                  with --job or --summary-out: N traces analysed at a time\n"
             GS_COMMON_HELP
             "  -q, --quiet           no warnings about incomplete traces\n"
             "\n"
@@ -53,6 +59,9 @@ struct report_args {
     struct gs_report_opts ro;
     const struct gs_reporter *rep;
     const char *output;
+    int job;                    /* --job, or a summary among the inputs */
+    unsigned jobs;              /* -j */
+    const char *summary_out;
 };
 
 /* The command line into *ra; 0, or -1 with the error printed. */
@@ -92,6 +101,13 @@ static int parse(int argc, char **argv, struct report_args *ra)
             ro->show_reachable = 1;
         } else if (gs_arg_flag(&a, "--no-timeline")) {
             ro->show_timeline = 0;
+        } else if (gs_arg_flag(&a, "--job")) {
+            ra->job = 1;
+        } else if (gs_arg_val(&a, "--summary-out", &v)) {
+            ra->summary_out = v;
+        } else if (gs_arg_val(&a, "-j", &v) || gs_arg_val(&a, "--jobs", &v)) {
+            if (!a.bad && gs_parse_size(&a, "-j", v, &u) == 0)
+                ra->jobs = u > 64 ? 64 : (unsigned)u;
         } else {
             fprintf(stderr, "gcspy report: unknown option '%s' (see gcspy report --help)\n", argv[a.i]);
             a.bad = 1;
@@ -174,8 +190,14 @@ int gs_cmd_report(int argc, char **argv)
     if (parse(argc, argv, &ra))
         goto out;
     struct gs_common *c = &ra.c;
+    for (size_t i = 0; i < c->npaths && !ra.job; i++)
+        ra.job = gs_psum_is_summary(c->paths[i]) > 0;
+    if (ra.job || ra.summary_out) {
+        rc = gs_report_job(c, ra.output, ra.rep == &gs_reporter_json, ra.jobs, ra.summary_out);
+        goto out;
+    }
     struct gs_loaded ld;
-    if (gs_load_traces("report", c->paths, c->npaths, &c->ao, c->symbols,
+    if (gs_load_traces("report", c->paths, c->npaths, &c->ao, c->symbols, c->sysroot,
                        c->supps.n ? &c->supps : NULL, c->quiet, &ld)) {
         fprintf(stderr, "gcspy report: out of memory\n");
     } else if (ld.unreadable) {

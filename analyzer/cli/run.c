@@ -118,13 +118,15 @@ static void print_options_markdown(FILE *f)
 static void run_usage(FILE *f)
 {
     fprintf(f,
-            "usage: gcspy run [-o PATTERN] [--quiet] [--] CMD [ARGS...]\n\n"
+            "usage: gcspy run [-o PATTERN] [--quiet] [--summary DIR] [--] CMD [ARGS...]\n\n"
             "Runs CMD with libgcspy.so preloaded; it writes a trace of every allocation\n"
             "(see 'gcspy report'). The exit status is CMD's. No traced process prints its\n"
             "summary on CMD's stderr (GCSPY_SUMMARY=none): gcspy run prints them when CMD\n"
             "has ended.\n\n"
             "  -o, --output PATTERN  trace path pattern (sets GCSPY_OUTPUT)\n"
             "  -q, --quiet           print nothing on stderr (sets GCSPY_QUIET=1)\n"
+            "  --summary DIR         after CMD, write each trace's summary as\n"
+            "                        DIR/NAME.summary.json (docs/jobs.md)\n"
             "  -h, --help            this text\n\n"
             "The shim reads these environment variables:\n");
     print_options_text(f);
@@ -270,7 +272,7 @@ static const char *output_pattern(void)
 
 /* Runs the command as a child, waits for it, prints the summaries, and
  * returns its exit status, or ends this process by its signal. */
-static int run_child(char **cmd, int quiet)
+static int run_child(char **cmd, int quiet, const char *summary_dir)
 {
     /* file times come from the coarse clock, a tick behind the fine one:
      * a trace made just after this must not look older than the run */
@@ -317,6 +319,8 @@ static int run_child(char **cmd, int quiet)
     child_pid = 0;
     if (!quiet)
         gs_run_summary(output_pattern(), (long)getpid(), &start);
+    if (summary_dir)
+        gs_run_summaries(output_pattern(), (long)getpid(), &start, summary_dir);
     fflush(NULL);
     if (WIFEXITED(status))
         return WEXITSTATUS(status);
@@ -338,7 +342,7 @@ static int run_child(char **cmd, int quiet)
 
 int gs_cmd_run(int argc, char **argv)
 {
-    const char *output = NULL;
+    const char *output = NULL, *summary_dir = NULL;
     int quiet = 0, i = 1;
 
     for (; i < argc; i++) {
@@ -357,6 +361,12 @@ int gs_cmd_run(int argc, char **argv)
                 return 2;
             }
             output = argv[++i];
+        } else if (strcmp(a, "--summary") == 0) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "gcspy run: --summary needs a directory\n");
+                return 2;
+            }
+            summary_dir = argv[++i];
         } else if (strncmp(a, "--output=", 9) == 0) {
             output = a + 9;
         } else if (strncmp(a, "-o", 2) == 0) {
@@ -412,7 +422,7 @@ int gs_cmd_run(int argc, char **argv)
         quiet = 1;
 
     warn_unreachable(argv[i]);
-    return run_child(argv + i, quiet);
+    return run_child(argv + i, quiet, summary_dir);
 
 env_fail:
     fprintf(stderr, "gcspy run: cannot set the environment: %s\n", strerror(errno));

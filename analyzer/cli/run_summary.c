@@ -35,6 +35,7 @@
 #include <unistd.h>
 
 #include "analyze.h"
+#include "cmdutil.h"
 #include "commands.h"
 #include "findings.h"
 #include "fmt.h"
@@ -327,4 +328,28 @@ void gs_run_summary(const char *pattern, long self, const struct timespec *start
     free(v);
     gs_supp_free(&supps);
     gs_sym_free(sym);
+}
+
+int gs_run_summaries(const char *pattern, long self, const struct timespec *start, const char *dir)
+{
+    struct found *v = NULL;
+    size_t n = find_traces(pattern, self, start, &v);
+    struct gs_common c;
+    int rc = 2;
+    if (gs_common_init(&c, (int)n) == 0) {
+        for (size_t i = 0; i < n; i++)
+            c.paths[c.npaths++] = v[i].path;
+        c.quiet = 1;
+        if (gs_supp_add_defaults(&c.supps) == 0)
+            rc = n ? gs_report_job(&c, NULL, 0, 1, dir) : 0;
+        else
+            fprintf(stderr, "gcspy run: out of memory\n");
+        gs_common_free(&c);
+    } else {
+        fprintf(stderr, "gcspy run: out of memory\n");
+    }
+    for (size_t i = 0; i < n; i++)
+        free(v[i].path);
+    free(v);
+    return rc;
 }

@@ -82,6 +82,7 @@ enum gs_rec_type {
 
 #define GS_PROC_F_FORKED  0x1u /* started by fork(): live blocks inherited */
 #define GS_PROC_F_SETUID  0x2u
+#define GS_PROC_F_LAUNCHER 0x4u /* a job's launcher (torchrun, srun, mpirun): no rank */
 
 /* Synthetic frames: x86-64 user code never has bit 63 set, so a stack node
  * whose ip has it is a Python frame: bits 32..62 the PYCODE id, 0..31 the line. */

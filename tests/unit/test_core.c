@@ -40,6 +40,7 @@
 #include "elfsym.h"
 #include "life.h"
 #include "mem.h"
+#include "rank.h"
 #include "stack.h"
 #include "table.h"
 #include "threads.h"
@@ -1150,4 +1151,78 @@ Test(core, elf_find_sees_global_and_local_modules)
     cr_assert_eq(gs_elf_find("zlibVersion"), want);
     cr_assert_null(gs_elf_find("gcspy_no_such_function_anywhere"));
     dlclose(h);
+}
+
+/* ---- the rank from each launcher's variables (rank.c) ---- */
+
+static void detect(const char *exe, const char *argv, size_t len, const char **env)
+{
+    gs_rank_detect((char **)env, exe, argv, len);
+}
+#define ARGV(s) s, sizeof s - 1
+
+static void want_rank(int64_t rank, int64_t local, int64_t size)
+{
+    cr_assert_eq(gs_rank.launcher, 0);
+    cr_assert_eq((int64_t)gs_rank.rank1 - 1, rank);
+    cr_assert_eq((int64_t)gs_rank.local_rank1 - 1, local);
+    cr_assert_eq((int64_t)gs_rank.world_size1 - 1, size);
+}
+
+Test(rank, each_launcher)
+{
+    char b[24];
+    const char *torch[] = {"RANK=3", "LOCAL_RANK=1", "WORLD_SIZE=8", "TORCHELASTIC_RUN_ID=x", NULL};
+    detect("/usr/bin/python3.11", ARGV("python3\0train.py"), torch);
+    want_rank(3, 1, 8);
+    cr_assert_str_eq(gs_rank_text(b, sizeof b), "3");
+    const char *slurm[] = {"SLURM_PROCID=17", "SLURM_LOCALID=5", "SLURM_NTASKS=64", NULL};
+    detect("/opt/bin/train", ARGV("train"), slurm);
+    want_rank(17, 5, 64);
+    const char *ompi[] = {"OMPI_COMM_WORLD_RANK=2", "OMPI_COMM_WORLD_LOCAL_RANK=0",
+                          "OMPI_COMM_WORLD_SIZE=4", NULL};
+    detect("/opt/bin/train", ARGV("train"), ompi);
+    want_rank(2, 0, 4);
+    const char *pmi[] = {"PMI_RANK=9", "PMI_SIZE=10", NULL};
+    detect("/opt/bin/train", ARGV("train"), pmi);
+    want_rank(9, -1, 10);
+    /* torchrun under srun: the worker's RANK, not the node's SLURM_PROCID */
+    const char *both[] = {"SLURM_PROCID=1", "SLURM_NTASKS=2", "RANK=6", "WORLD_SIZE=8", NULL};
+    detect("/usr/bin/python3", ARGV("python3\0train.py"), both);
+    want_rank(6, -1, 8);
+    /* a value that is not a number is no rank */
+    const char *bad[] = {"RANK=", "SLURM_PROCID=x1", NULL};
+    detect("/opt/bin/train", ARGV("train"), bad);
+    want_rank(-1, -1, -1);
+    cr_assert_str_eq(gs_rank_text(b, sizeof b), "none", "%%r without a rank is not 0");
+}
+
+Test(rank, launchers_have_no_rank)
+{
+    char b[24];
+    const char *slurm[] = {"SLURM_PROCID=0", "SLURM_NTASKS=2", NULL};
+    const char *none[] = {NULL};
+    struct {
+        const char *exe, *argv;
+        size_t len;
+        const char **env;
+    } l[] = {
+        {"/usr/bin/python3.11", ARGV("/usr/bin/python3\0-m\0torch.distributed.run\0--nproc_per_node=2\0t.py"), slurm},
+        {"/usr/bin/python3.11", ARGV("python3\0-u\0-m\0torch.distributed.launch\0t.py"), none},
+        {"/usr/bin/python3.11", ARGV("python3\0/usr/local/bin/torchrun\0--standalone\0t.py"), slurm},
+        {"/usr/bin/srun", ARGV("srun\0-n2\0train"), slurm},
+        {"/usr/bin/orterun", ARGV("mpirun\0-np\0002\0train"), none},
+        {"/usr/bin/mpiexec.hydra", ARGV("mpiexec\0-n\0002\0train"), none},
+    };
+    for (size_t i = 0; i < sizeof l / sizeof *l; i++) {
+        detect(l[i].exe, l[i].argv, l[i].len, l[i].env);
+        cr_assert_eq(gs_rank.launcher, 1, "%s %s", l[i].exe, l[i].argv + strlen(l[i].argv) + 1);
+        cr_assert_eq(gs_rank.rank1, 0, "a launcher is never rank 0");
+        cr_assert_str_eq(gs_rank_text(b, sizeof b), "launcher");
+    }
+    /* a script that only mentions torchrun, or python -m of another module */
+    detect("/usr/bin/python3.11", ARGV("python3\0train.py\0torchrun"), slurm);
+    want_rank(0, -1, 2);
+    detect("/usr/bin/python3.11", ARGV("python3\0-m\0torch.utils.bottleneck"), slurm);
+    want_rank(0, -1, 2);
 }
