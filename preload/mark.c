@@ -215,9 +215,20 @@ static struct gs_block *find_containing(const struct gs_scan *s, uintptr_t w)
     return b ? b : find_small(w);
 }
 
+/* A page's blocks sit in address order around their window (table.h), so
+ * the next blocks of a list built in allocation order have their slots a
+ * little after this one's: fetching that line now overlaps their misses
+ * with this block's work. The distance: 16 slots (384 bytes, about three
+ * blocks of 64 bytes ahead), wrapping within the window as the slot
+ * function does; 48 was no better, and in random order the prefetch costs
+ * nothing measurable. */
+#define GS_SLOT_AHEAD 16
 static inline struct gs_block *find_start(uintptr_t w)
 {
-    return gs_table_lookup(gs_shard_of(w), w);
+    const struct gs_shard *sh = gs_shard_of(w);
+    uint64_t mask = sh->cap - 1, j = gs_slot_of(w, mask);
+    __builtin_prefetch(&sh->slots[((j & ~(uint64_t)255) | ((j + GS_SLOT_AHEAD) & 255)) & mask], 1);
+    return gs_table_lookup(sh, w);
 }
 
 /* glibc lends a chunk's last 8 bytes to the block before it: for a request
