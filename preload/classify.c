@@ -29,7 +29,8 @@
  *
  * Then every block's class is counted, the reported ones (all but the
  * reachable, unless the exit scan reports those too) are listed in the
- * scan's results, and the marks are reset. In PyTorch-aware mode the
+ * scan's results, and the marks are reset (the prepass resets them too:
+ * when nothing is lost or possible, the table is not walked here at all). In PyTorch-aware mode the
  * allocator's segments (M_POOL) are reserved memory: never counted, never
  * results; the snapshot's active blocks are classified and reported like
  * other blocks (kind device, fn torch, the snapshot's stack).
@@ -203,7 +204,17 @@ static void collect_pool(struct gs_scan *s)
 
 void gs_classify(struct gs_scan *s)
 {
-    cliques(s);
-    collect_table(s);
+    uint64_t lost = s->live_blocks - s->pool_blocks - s->reach_blocks - s->poss_blocks;
+    if (lost)
+        cliques(s);
+    if (lost || s->poss_blocks || s->with_reachable) {
+        collect_table(s);
+    } else {
+        /* Every block reachable and none reported: the marker counted them,
+         * and the next scan's prepass resets the marks, so the table is not
+         * read again (one pass over it in all for a clean heap). */
+        s->cls_blocks[GS_CLASS_REACHABLE] = s->reach_blocks;
+        s->cls_bytes[GS_CLASS_REACHABLE] = s->reach_bytes;
+    }
     collect_pool(s);
 }

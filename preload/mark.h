@@ -44,7 +44,7 @@ struct gs_scan_result {
 struct gs_scan {
     /* plausibility: a hash set of 64 KiB regions holding any tracked byte */
     uint64_t *regions;
-    uint64_t rmask;
+    uint64_t rmask, nregions;
     uintptr_t lo, hi;
     uintptr_t large_lo, large_hi;
     /* blocks >= 64 KiB, sorted by address */
@@ -64,6 +64,10 @@ struct gs_scan {
     uint64_t unreadable_bytes;
     /* counters */
     uint64_t bytes_scanned, visited, live_blocks, live_bytes;
+    /* blocks marked from the roots, and the allocator's segments: what is
+     * lost is the rest (the classifier skips its table passes when that is
+     * nothing) */
+    uint64_t reach_blocks, reach_bytes, poss_blocks, pool_blocks;
     int cur_weak; /* the words being scanned are a weak block's */
     int cur_loader; /* ... or the dynamic loader's data (mark.c) */
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];

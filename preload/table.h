@@ -35,16 +35,20 @@ static inline struct gs_shard *gs_shard_of(uint64_t addr)
 }
 /* Slot of an address in its shard's table. The page (4 KiB) picks, by a
  * hash, an aligned window of 256 slots; the address within the page picks
- * the slot in that window (xor a per-page hash, so pages laid out alike do
+ * the slot in that window (plus a per-page hash, so pages laid out alike do
  * not collide slot for slot). So the blocks of one page sit together
  * (malloc hands out neighbours: the hot path stays in cache), every block of
  * a page has its home in one window (the scanner's interior lookup reads
- * just that window), and pages spread evenly over the table. Tables start
- * at one window (256 slots, table.c), so a window always fits. */
+ * just that window), and pages spread evenly over the table. The offset is
+ * added, not xored: a page's blocks then sit in address order around their
+ * window, so the scanner, following pointers to neighbouring blocks (a list
+ * built in allocation order), reads the table at a steady stride the
+ * hardware prefetcher follows, not at scattered lines of the window. Tables
+ * start at one window (256 slots, table.c), so a window always fits. */
 static inline uint64_t gs_slot_of(uint64_t addr, uint64_t mask)
 {
     uint64_t ph = (addr >> 12) * 0x9E3779B97F4A7C15ull;
-    return (((ph >> 32) << 8) | (((addr >> 4) ^ (ph >> 56)) & 255)) & mask;
+    return (((ph >> 32) << 8) | (((addr >> 4) + (ph >> 56)) & 255)) & mask;
 }
 static inline struct gs_block *gs_table_lookup(const struct gs_shard *sh, uint64_t addr)
 {
