@@ -33,7 +33,7 @@ bid=$(readelf -n "$B" | awk '/Build ID/ {print $3}')
 
 frames() { # the leak's first two frames, from a report with ARGS
   "$GS_CLI" report -q "$@" "$GS_T/t.trace" >"$GS_T/r.txt" 2>"$GS_T/r.err" || fail "report $*: $(cat "$GS_T/r.err")"
-  grep -A3 'definite, host' "$GS_T/r.txt" | grep -E '^ +#[01] ' | sed 's/^ *//'
+  awk '/^   LEAKS/ { f = 1 } f && /^ +#[01] / { sub(/^ */, ""); print; if (++n == 2) exit }' "$GS_T/r.txt"
 }
 NAMED="#0  gcspy_sysroot_leaker at tests/programs/sym_elsewhere.c:10 (sym_elsewhere)
 #1  main at tests/programs/sym_elsewhere.c:19 (sym_elsewhere)"
