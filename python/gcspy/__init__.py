@@ -60,18 +60,11 @@ def _find_api():
     except (OSError, AttributeError):
         return None
     mark_fn, scan_fn = fns
-    try:
-        null_fn = proc.memchr
-    except AttributeError:
-        null_fn = None
-    else:
-        null_fn.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_size_t]
-        null_fn.restype = ctypes.c_void_p
     mark_fn.argtypes = [ctypes.c_char_p]
     mark_fn.restype = None
     scan_fn.argtypes = [ctypes.POINTER(_Leaks)]
     scan_fn.restype = ctypes.c_int
-    return mark_fn, scan_fn, null_fn
+    return mark_fn, scan_fn
 
 
 # ctypes.CDLL releases the GIL around each call: the shim's scan stops every
@@ -102,13 +95,6 @@ def scan() -> Optional[Leaks]:
     if _API is None:
         return None
     out = _Leaks()
-    if _API[2]:
-        # ctypes keeps a call's result in a buffer of its C frame, and the
-        # scan's own call lays out the same frames over it: the pointer
-        # that the program's last pointer-returning foreign call returned
-        # (a malloc the program then dropped) would be read there, as a
-        # live root, for the whole scan. A call returning NULL overwrites it.
-        _API[2](b"", 0, 0)
     if _API[1](ctypes.byref(out)) != 0:
         return None
     total = {c: LeakCount(getattr(out, c).blocks, getattr(out, c).bytes) for c in CLASSES}
