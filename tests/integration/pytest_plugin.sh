@@ -4,6 +4,10 @@
 #   - from a source tree (PYTHONPATH=python) without the shim: active() is
 #     False, scan() None, mark() a no-op, and `-p gcspy.pytest_plugin` leaves
 #     a leaking test passing, its header saying gcspy is not loaded;
+#   - with the shim, gcspy.scan() (gcspy_scan_leaks): a 1001-byte block
+#     dropped since the last scan is new (1 block, 1001 bytes) in the next
+#     scan and not in the one after, whose definite total is the same, in
+#     stop-the-world and fork mode;
 #   - `gcspy run -- python3 -m pytest -p gcspy.pytest_plugin --junitxml`:
 #     the test that drops a 4321-byte ctypes malloc (made in a thread that
 #     ends: docs/python.md says why one made on the thread that scans can be
@@ -92,7 +96,28 @@ print(gcspy.active(), gcspy.scan())')
 (cd "$T" && PYTHONPATH=$src "$py" -m pytest -p gcspy.pytest_plugin -p no:cacheprovider \
   --co test_leaks.py 2>&1) | grep -q '^gcspy: not loaded' || fail "without the shim: no 'gcspy: not loaded' header"
 
-# 2. under gcspy run
+# 2. the API under the shim: a block lost since the last API scan is new
+# once, then counted in the total only (stop-the-world and fork mode)
+cat > "$T/api.py" <<'PY'
+import ctypes, threading, gcspy
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+gcspy.scan()
+t = threading.Thread(target=libc.malloc, args=(1001,))
+t.start()
+t.join()
+a, b = gcspy.scan(), gcspy.scan()
+print(gcspy.active(), tuple(a.new["definite"]), tuple(b.new["definite"]),
+      b.total["definite"].bytes - a.total["definite"].bytes)
+PY
+for mode in stw fork; do
+  out=$(cd "$T" && PYTHONPATH=$src GCSPY_SCAN_MODE=$mode GCSPY_QUIET=1 GCSPY_OUTPUT="$T/api.trace" \
+        LD_PRELOAD="$OLDPWD/build/libgcspy.so" "$py" api.py)
+  [ "$out" = "True (1, 1001) (0, 0) 0" ] || fail "gcspy.scan() ($mode): $out, not: True (1, 1001) (0, 0) 0"
+done
+
+# 3. under gcspy run
 run_pytest() { # NAME ARGS...: $T/NAME.out, .xml, .trace; sets rc
   local name=$1; shift
   (cd "$T" && PYTHONPATH=$src GCSPY_QUIET=1 "$OLDPWD/build/gcspy" run -o "$T/$name.trace" -- \
@@ -118,7 +143,7 @@ owner=$(awk '/^marker .*label="pytest /{m=$0; sub(/.*label="pytest /, "", m); su
              /^scan_block .* size=4321 / && !/class=reachable/ {print m; exit}' "$T/main.dump")
 [ "$owner" = "test_leaks.py::test_leak" ] || fail "the 4321-byte block is first lost after the marker of '$owner'"
 
-# 3. the default limit
+# 4. the default limit
 run_pytest lim4 -p gcspy.pytest_plugin --gcspy-limit-leaks 4KB -k "not limit"
 [ "$rc" = 1 ] && grep -q 'over its limit of 4.0 KiB (4096 B)' "$T/lim4.out" || fail "a 4 KB default limit does not fail 4321 bytes (exit $rc)"
 run_pytest lim5 -p gcspy.pytest_plugin --gcspy-limit-leaks "5 KB" -k "not limit"
@@ -133,7 +158,7 @@ run_pytest bad -p gcspy.pytest_plugin --gcspy-limit-leaks lots
 [ "$rc" = 4 ] && grep -q "^ERROR: gcspy: --gcspy-limit-leaks: 'lots' is not a size" "$T/bad.out" ||
   fail "a bad size: exit $rc, $(head -2 "$T/bad.out")"
 
-# 4. installed into a venv, offline; the entry point loads the plugin
+# 5. installed into a venv, offline; the entry point loads the plugin
 cp -r "$src" "$T/src" && rm -rf "$T/src/build" "$T/src"/*.egg-info
 "$py" -m venv --without-pip --system-site-packages "$T/venv" &&
   "$T/venv/bin/python" -m pip install -q --no-index --no-build-isolation "$T/src" > "$T/pip.out" 2>&1 ||
