@@ -23,6 +23,25 @@ void gcspy_mark(const char *label);
  * through the GCSPY_SCAN_SIGNAL mechanism. */
 int gcspy_scan(void);
 
+/* What a scan found lost, memcheck's classes; each of the new_ counts is
+ * the part of its class that no earlier API scan (gcspy_scan or this) had
+ * found lost: the blocks that became unreachable since then. Host memory
+ * only (the CUDA caching allocator's blocks are in the trace, not here). */
+struct gcspy_leak_count {
+    unsigned long long blocks, bytes;
+};
+struct gcspy_leaks {
+    struct gcspy_leak_count definite, indirect, possible;
+    struct gcspy_leak_count new_definite, new_indirect, new_possible;
+};
+
+/* gcspy_scan(), and its verdict into *out (may be NULL): what the Python
+ * package's gcspy.scan() and its pytest plugin's per-test verdict use.
+ * Returns 0, or -1 when no scan ran (as gcspy_scan) or it was skipped (the
+ * reason is on stderr); *out is then left as it was. Same calling rules as
+ * gcspy_scan(): not from a signal handler. */
+int gcspy_scan_leaks(struct gcspy_leaks *out);
+
 /* PyTorch-aware mode: records the CUDA caching allocator's state now
  * (torch.cuda.memory._snapshot(): segments, blocks, and the memory history
  * when recorded) as POOL_* trace records. Takes the GIL itself. Returns 0

@@ -159,6 +159,10 @@ static void count(struct gs_scan *s, int cls, struct gs_scan_result r)
 {
     s->cls_blocks[cls]++;
     s->cls_bytes[cls] += r.size;
+    if (r.fresh) {
+        s->new_blocks[cls]++;
+        s->new_bytes[cls] += r.size;
+    }
     if (cls == GS_CLASS_REACHABLE && !s->with_reachable)
         return;
     if (s->nres < s->res_cap)
@@ -180,8 +184,9 @@ static void collect_table(struct gs_scan *s)
             }
             int cls = class_of(b->mark);
             b->mark = M_NONE;
+            uint8_t fresh = cls != GS_CLASS_REACHABLE && !(b->flags & GS_BLOCK_LOST_SEEN);
             count(s, cls, (struct gs_scan_result){b->addr, b->size, b->stack, b->kind,
-                                                  (uint8_t)cls, b->fn, 0});
+                                                  (uint8_t)cls, b->fn, fresh});
         }
     }
 }

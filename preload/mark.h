@@ -36,7 +36,7 @@ enum { M_NONE = 0, M_REACH = 1, M_POSS = 2, M_IND = 3, M_LEAD = 4, M_POOL = 5, M
 struct gs_scan_result {
     uint64_t addr, size;
     uint32_t stack;
-    uint8_t kind, cls, fn, pad;
+    uint8_t kind, cls, fn, fresh; /* fresh: lost, and not GS_BLOCK_LOST_SEEN */
 };
 
 /* One scan's state. It lives in gcspy's bss (scan.c), not on a stack: the
@@ -71,6 +71,9 @@ struct gs_scan {
     int cur_weak; /* the words being scanned are a weak block's */
     int cur_loader; /* ... or the dynamic loader's data (mark.c) */
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
+    /* of those lost, the host blocks no API scan had found lost before
+     * (GS_BLOCK_LOST_SEEN unset; their results' `fresh` is 1) */
+    uint64_t new_blocks[GS_CLASS__N], new_bytes[GS_CLASS__N];
     /* results */
     struct gs_scan_result *res;
     size_t nres, res_cap;

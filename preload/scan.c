@@ -48,6 +48,8 @@ uint64_t gs_last_scan_ns;
 static atomic_int scanning;
 static uint64_t scan_seq;
 static void (*stack_bits)(const uint8_t **bits, uint32_t *nbits);
+static atomic_int api_lock;
+static struct gs_scan_counts api_last; /* the last API scan's (api_lock) */
 
 /* Results and counters, as the fork mode's child leaves them for the parent. */
 struct shared_out {
@@ -55,6 +57,7 @@ struct shared_out {
     unsigned pad;
     uint64_t nres, bytes_scanned, visited, live_blocks, live_bytes, t_marked, unreadable;
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
+    uint64_t new_blocks[GS_CLASS__N], new_bytes[GS_CLASS__N];
     struct gs_scan_result res[];
 };
 
@@ -160,6 +163,8 @@ static void save_out(struct shared_out *out)
     out->live_bytes = s.live_bytes;
     memcpy(out->cls_blocks, s.cls_blocks, sizeof s.cls_blocks);
     memcpy(out->cls_bytes, s.cls_bytes, sizeof s.cls_bytes);
+    memcpy(out->new_blocks, s.new_blocks, sizeof s.new_blocks);
+    memcpy(out->new_bytes, s.new_bytes, sizeof s.new_bytes);
 }
 
 static void load_out(const struct shared_out *out)
@@ -172,6 +177,8 @@ static void load_out(const struct shared_out *out)
     s.live_bytes = out->live_bytes;
     memcpy(s.cls_blocks, out->cls_blocks, sizeof s.cls_blocks);
     memcpy(s.cls_bytes, out->cls_bytes, sizeof s.cls_bytes);
+    memcpy(s.new_blocks, out->new_blocks, sizeof s.new_blocks);
+    memcpy(s.new_bytes, out->new_bytes, sizeof s.new_bytes);
 }
 
 /* Fork mode's snapshot is taken by a process that is never the program's
@@ -326,6 +333,40 @@ static void write_results(const struct gs_scan_end *end, int trigger, int fork_m
     gs_emit_scan_end(end);
 }
 
+/* An API scan's verdict, world running: its lost blocks are flagged seen
+ * (in the table itself: fork mode's scanning process could flag only its
+ * copy), and its counts kept for gcspy_scan_leaks. A block that was freed
+ * since the stop, and its address reused, is told apart by size and stack;
+ * one not flagged is counted as new again by the next API scan. */
+static void keep_api_verdict(uint64_t id)
+{
+    for (size_t i = 0; i < s.nres; i++) {
+        const struct gs_scan_result *r = &s.res[i];
+        if (!r->fresh || r->kind == GS_MEM_DEVICE)
+            continue;
+        struct gs_shard *sh = gs_shard_of(r->addr);
+        gs_spin_lock(&sh->s.lock);
+        struct gs_block *b = gs_table_find(sh, r->addr);
+        if (b && b->size == r->size && b->stack == r->stack)
+            b->flags |= GS_BLOCK_LOST_SEEN;
+        gs_spin_unlock(&sh->s.lock);
+    }
+    gs_spin_lock(&api_lock);
+    api_last.id = id;
+    memcpy(api_last.blocks, s.cls_blocks, sizeof api_last.blocks);
+    memcpy(api_last.bytes, s.cls_bytes, sizeof api_last.bytes);
+    memcpy(api_last.new_blocks, s.new_blocks, sizeof api_last.new_blocks);
+    memcpy(api_last.new_bytes, s.new_bytes, sizeof api_last.new_bytes);
+    gs_spin_unlock(&api_lock);
+}
+
+void gs_scan_api_last(struct gs_scan_counts *out)
+{
+    gs_spin_lock(&api_lock);
+    *out = api_last;
+    gs_spin_unlock(&api_lock);
+}
+
 static int run_scan(int trigger, uintptr_t self_sp, struct gs_pool_view *view,
                     const uint8_t *bits, uint32_t nbits)
 {
@@ -396,6 +437,8 @@ static int run_scan(int trigger, uintptr_t self_sp, struct gs_pool_view *view,
                               s.bytes_scanned, s.visited, s.live_blocks, s.live_bytes,
                               s.cls_blocks, s.cls_bytes, s.unreadable_bytes};
     write_results(&end, trigger, fork_mode);
+    if (trigger == GS_SCAN_TRIG_API)
+        keep_api_verdict(id);
     gs_mark_free(&s);
     free_out(out, out_bytes, fork_mode);
     gs_last_scan_ns = gs_now_fine();

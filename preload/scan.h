@@ -24,6 +24,14 @@ int gs_scan_running(void);
 /* The stack-bits provider (torch.c's), asked before every scan with the
  * world running: *bits per stack id (GS_SB_*, stack.h), or NULL. */
 void gs_scan_set_stack_bits(void (*provider)(const uint8_t **bits, uint32_t *nbits));
+/* What the last API scan (gcspy_scan) found, per class; new_*: the lost
+ * host blocks no API scan before it had found lost. */
+struct gs_scan_counts {
+    uint64_t id; /* the scan's number; 0: no API scan ran */
+    uint64_t blocks[GS_CLASS__N], bytes[GS_CLASS__N];
+    uint64_t new_blocks[GS_CLASS__N], new_bytes[GS_CLASS__N];
+};
+void gs_scan_api_last(struct gs_scan_counts *out);
 extern int gs_exit_scan_done;     /* an exit scan already ran (Python's atexit) */
 extern uint64_t gs_last_scan_ns;  /* when the last scan ended (or was tried: triggers) */
 void gs_scan_atfork_child(void);

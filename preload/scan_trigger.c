@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "gcspy.h"
 #include "mem.h"
 #include "roots.h"
 #include "scan.h"
@@ -40,6 +41,26 @@ __attribute__((visibility("default"), noinline)) int gcspy_scan(void)
         return -1;
     int trc = policy_api ? policy_api() : -2;
     return trc != -2 ? trc : gs_scan_program(GS_SCAN_TRIG_API, NULL);
+}
+
+__attribute__((visibility("default"))) int gcspy_scan_leaks(struct gcspy_leaks *out)
+{
+    struct gs_scan_counts before, after;
+    gs_scan_api_last(&before);
+    if (gcspy_scan())
+        return -1;
+    gs_scan_api_last(&after);
+    if (after.id == before.id)
+        return -1; /* the scan ran but was skipped (said on stderr) */
+    if (out) {
+        struct gcspy_leak_count *c[] = {&out->definite, &out->indirect, &out->possible};
+        struct gcspy_leak_count *n[] = {&out->new_definite, &out->new_indirect, &out->new_possible};
+        for (int k = 0; k < 3; k++) {
+            *c[k] = (struct gcspy_leak_count){after.blocks[k], after.bytes[k]};
+            *n[k] = (struct gcspy_leak_count){after.new_blocks[k], after.new_bytes[k]};
+        }
+    }
+    return 0;
 }
 
 __attribute__((noinline)) void gs_scan_at_exit(uintptr_t sp, const uintptr_t *regs, size_t nregs)

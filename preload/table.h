@@ -15,8 +15,12 @@ struct gs_block {
     uint8_t kind;    /* enum gs_mem_kind */
     uint8_t fn;      /* enum gs_alloc_fn */
     uint8_t mark;    /* scanner's use */
-    uint8_t flags;
+    uint8_t flags;   /* GS_BLOCK_* */
 };
+/* flags: an API scan found the block lost (scan.c), so a later one does
+ * not count it as newly lost (gcspy_scan_leaks, include/gcspy.h). A freed
+ * block's slot goes, and a new block starts with no flags. */
+#define GS_BLOCK_LOST_SEEN 1
 #define GS_SHARDS 128
 struct gs_shard {
     struct gs_stream s;     /* lock guards the table and the buffer */

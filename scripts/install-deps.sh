@@ -17,6 +17,7 @@ PKGS=(
   make build-essential pkg-config clang libclang-rt-14-dev
   libunwind-dev libdw-dev libelf-dev libzstd-dev libcriterion-dev
   valgrind heaptrack python3 python3-dev python3.11-dev python3-torch
+  python3-pytest python3-venv python3-setuptools python3-pip
   nodejs npm chromium
   liblsan0
   strace
