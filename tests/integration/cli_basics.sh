@@ -72,7 +72,7 @@ grep -q '^| `GCSPY_FLUSH_MS` | integer | `100` | How often buffered events' "$T/
 # ---- dump -------------------------------------------------------------------
 "$MK" full "$T/full.trace" || fail "mktrace full"
 cat >"$T/want" <<EOF
-trace version=1.2 file="$T/full.trace"
+trace version=1.3 file="$T/full.trace"
 timebase t=0
 process pid=4242 ppid=1 wall_ns=1700000000000000000 exe="/usr/bin/python3" argv="python3 train.py --name=a\x20b" host="node7" rank=0 local_rank=- world_size=1 flags=0x0 version="0.1.0" unwinder=fp depth=64 page_size=4096
 module t=5 id=1 base=0x7f0000000000 path="/usr/lib/libc.so.6" build_id=abcd01 segs=0x0+0x2000:r-x,0x3000+0x1000:rw-
