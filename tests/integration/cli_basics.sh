@@ -41,7 +41,7 @@ for c in run dump options; do
   grep -Eq "^  $c " "$T/out" || fail "--help does not list '$c'"
 done
 expect 0 "--version" "$G" --version
-grep -Eq '^gcspy [0-9]+\.[0-9]+\.[0-9]+ \(trace format 1\.2\)$' "$T/out" || fail "--version: $(cat "$T/out")"
+grep -Eq '^gcspy [0-9]+\.[0-9]+\.[0-9]+ \(trace format 1\.3\)$' "$T/out" || fail "--version: $(cat "$T/out")"
 expect 2 "no command" "$G";                   one_line "no command" '^gcspy: missing command'
 expect 2 "unknown command" "$G" frobnicate;   one_line "unknown command" "^gcspy: unknown command 'frobnicate'"
 expect 2 "unknown option" "$G" --frobnicate;  one_line "unknown option" "^gcspy: unknown option '--frobnicate'"
