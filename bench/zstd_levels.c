@@ -126,7 +126,7 @@ int main(int argc, char **argv)
         return 2;
     printf("trace %s: %zu chunks, %zu raw bytes, %llu events (%.3f raw B/event)\n", argv[1],
            n, raw_total, (unsigned long long)events, (double)raw_total / (double)events);
-    printf("| level | framing | B/event | writer CPU ns/event |\n|---|---|---|---|\n");
+    printf("\n| level | framing | B/event | writer CPU ns/event |\n|---|---|---|---|\n");
     for (int l = 0; l < nlev; l++) {
         int level = argc > 2 ? atoi(argv[2 + l]) : def_levels[l];
         ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
