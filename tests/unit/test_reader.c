@@ -605,6 +605,25 @@ Test(reader, newer_major_version_is_refused)
     gs_tb_free(tb);
 }
 
+/* A file flag changes how chunks are read: one this reader does not know
+ * (from a newer minor version) cannot be skipped, and a zstd stream
+ * without zstd is no framing at all. */
+Test(reader, unknown_file_flags_are_refused)
+{
+    struct gs_tb *tb;
+    size_t len;
+    uint8_t *d = small_trace(&tb, &len);
+    d[10] = 4;
+    d[16] = GS_FILE_F_ZSTD | 0x4;
+    cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
+    cr_assert_str_eq(err, "<memory>: offset 16: unknown file flags 0x4 (trace format 1.4); "
+                          "upgrade gcspy");
+    d[16] = GS_FILE_F_ZSTD_STREAM;
+    cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
+    cr_assert_str_eq(err, "<memory>: offset 16: file flags 0x2: a zstd stream without zstd");
+    gs_tb_free(tb);
+}
+
 Test(reader, bad_magic_is_refused)
 {
     struct gs_tb *tb;
