@@ -5,7 +5,8 @@
  * decompressed into a buffer of exactly raw_len bytes; records are decoded
  * from that buffer one per gs_reader_next call, by cases generated from
  * include/gcspy/records.def (straight-line code per record type). Memory is
- * therefore bounded by GS_CHUNK_RAW_MAX plus its compressed bound, whatever
+ * therefore bounded by GS_CHUNK_RAW_MAX plus its compressed bound (and a
+ * stream's window, GS_ZSTD_WINDOW_LOG_MAX), whatever
  * the file size.
  *
  * Damage is sticky: the first problem found sets the error text and every
@@ -195,6 +196,9 @@ static struct gs_reader *open_common(struct gs_reader *r, const char *name,
         snprintf(err, errlen, "%s: out of memory", name);
         goto fail;
     }
+    /* A stream's window is memory the reader holds for the whole trace:
+     * bounded like a chunk (the shim's level 1 asks 512 KiB). */
+    ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, GS_ZSTD_WINDOW_LOG_MAX);
     return r;
 fail:
     if (r->own_fd)

@@ -3,7 +3,8 @@
  * It validates every byte it reads (file header, chunk headers and CRCs,
  * decompression, record bounds, chunk order) and hands out decoded records one
  * at a time with the delta coding undone: absolute times and addresses.
- * Memory use is bounded by one chunk (GS_CHUNK_RAW_MAX) whatever the length of
+ * Memory use is bounded by one chunk (GS_CHUNK_RAW_MAX, and a stream's
+ * window: GS_ZSTD_WINDOW_LOG_MAX) whatever the length of
  * the trace.
  *
  * Damage never loses what came before it: gs_reader_next returns

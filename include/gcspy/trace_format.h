@@ -71,6 +71,7 @@
 #define GS_FILE_F_ZSTD_STREAM 0x2u /* (1.3) one stream: chunks continue frames */
 #define GS_FILE_F_KNOWN     (GS_FILE_F_ZSTD | GS_FILE_F_ZSTD_STREAM)
 #define GS_ZSTD_MAGIC       0xFD2FB528u /* a zstd frame's first 4 bytes (LE) */
+#define GS_ZSTD_WINDOW_LOG_MAX 24       /* a stream's window: at most 16 MiB */
 
 #define GS_CHUNK_MAGIC      0x4B435347u /* "GSCK" */
 #define GS_CHUNK_HDR_SIZE   24u

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "gcspy/record.h"
 #include "trace_builder.h"
@@ -1211,4 +1212,123 @@ Test(reader, seek_last_chunk_reads_only_the_last_whole_chunk)
     gs_reader_close(r);
     unlink(path);
     gs_tb_free(tb);
+}
+
+/* ---- stream traces (1.3, GS_FILE_F_ZSTD_STREAM), written here with zstd
+ * as the shim writes them: one stream, ZSTD_e_flush at each chunk ---- */
+
+struct zs {
+    uint8_t buf[1 << 16];
+    size_t len;
+    uint32_t seq;
+    ZSTD_CCtx *cctx;
+};
+
+/* A chunk of n TIMEBASE records at time t; alone: a frame of its own. */
+static void zs_chunk(struct zs *z, uint64_t t, int n, int alone)
+{
+    uint8_t raw[4096], *p = raw;
+    struct gs_enc_state st;
+    for (int i = 0; i < n; i++)
+        p = gs_rec_timebase(p, &st, t);
+    if (alone)
+        ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_only);
+    uint8_t *h = z->buf + z->len;
+    ZSTD_inBuffer in = {raw, (size_t)(p - raw), 0};
+    ZSTD_outBuffer out = {h + GS_CHUNK_HDR_SIZE, sizeof z->buf - z->len - GS_CHUNK_HDR_SIZE, 0};
+    cr_assert_eq(ZSTD_compressStream2(z->cctx, &out, &in, alone ? ZSTD_e_end : ZSTD_e_flush), 0);
+    gs_chunk_header(h, z->seq++, h + GS_CHUNK_HDR_SIZE, (uint32_t)out.pos, (uint32_t)(p - raw));
+    z->len += GS_CHUNK_HDR_SIZE + out.pos;
+}
+
+/* A stream trace of two chunks (50 TIMEBASE records at t = 100, then at
+ * t = 200, the second continuing the first's frame); *c1: the second's
+ * offset. */
+static struct zs *zs_new(int window_log, uint64_t *c1)
+{
+    struct zs *z = calloc(1, sizeof *z);
+    cr_assert_not_null(z);
+    z->cctx = ZSTD_createCCtx();
+    cr_assert_not_null(z->cctx);
+    ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, 1);
+    if (window_log)
+        ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_windowLog, window_log);
+    gs_file_header(z->buf, GS_FILE_F_ZSTD | GS_FILE_F_ZSTD_STREAM);
+    z->len = GS_FILE_HDR_SIZE;
+    zs_chunk(z, 100, 50, 0);
+    *c1 = z->len;
+    zs_chunk(z, 200, 50, 0);
+    return z;
+}
+
+static struct gs_reader *zs_open(struct zs *z)
+{
+    struct gs_reader *r = gs_reader_open_mem(z->buf, z->len, err, sizeof err);
+    cr_assert_not_null(r, "%s", err);
+    return r;
+}
+
+static void zs_free(struct zs *z, struct gs_reader *r)
+{
+    gs_reader_close(r);
+    ZSTD_freeCCtx(z->cctx);
+    free(z);
+}
+
+/* The stream's first chunk is bad zstd data, named at its offset; frees z. */
+static void zs_expect_bad_zstd(struct zs *z)
+{
+    struct gs_reader *r = zs_open(z);
+    struct gs_record rec;
+    cr_assert_eq(gs_reader_next(r, &rec), GS_READ_DAMAGED);
+    cr_assert(strncmp(gs_reader_error(r), "offset 32: chunk 0: bad zstd data (", 35) == 0,
+              "%s", gs_reader_error(r));
+    zs_free(z, r);
+}
+
+/* Every chunk of a stream decodes, whether it continues the frame before it
+ * or starts one; only the first chunk of a frame carries the magic. */
+Test(reader, stream_chunks_continue_one_frame)
+{
+    uint64_t c1;
+    struct zs *z = zs_new(0, &c1);
+    zs_chunk(z, 300, 50, 0);
+    uint64_t c3 = z->len;
+    zs_chunk(z, 400, 5, 1);
+    cr_assert_eq(gs_le32(z->buf + GS_FILE_HDR_SIZE + GS_CHUNK_HDR_SIZE), GS_ZSTD_MAGIC);
+    cr_assert_neq(gs_le32(z->buf + c1 + GS_CHUNK_HDR_SIZE), GS_ZSTD_MAGIC);
+    cr_assert_eq(gs_le32(z->buf + c3 + GS_CHUNK_HDR_SIZE), GS_ZSTD_MAGIC);
+    struct gs_reader *r = zs_open(z);
+    struct gs_record rec;
+    int n[5] = {0};
+    while (gs_reader_next(r, &rec) == GS_READ_OK) {
+        cr_assert_eq(rec.type, GS_REC_TIMEBASE);
+        cr_assert_eq(rec.t, 100 * (rec.chunk + 1));
+        n[rec.chunk]++;
+    }
+    cr_assert_eq(gs_reader_next(r, &rec), GS_READ_EOF, "%s", gs_reader_error(r));
+    cr_assert(n[0] == 50 && n[1] == 50 && n[2] == 50 && n[3] == 5);
+    zs_free(z, r);
+}
+
+/* A chunk that continues a frame cannot be read without the chunks before
+ * it: as the first chunk it is bad zstd data, named at its offset. */
+Test(reader, stream_continuation_without_its_frame_is_damage)
+{
+    uint64_t c1;
+    struct zs *z = zs_new(0, &c1);
+    /* the file header, then chunk 1 renumbered 0 */
+    memmove(z->buf + GS_FILE_HDR_SIZE, z->buf + c1, z->len - c1);
+    z->len -= c1 - GS_FILE_HDR_SIZE;
+    uint8_t *h = z->buf + GS_FILE_HDR_SIZE;
+    gs_chunk_header(h, 0, h + GS_CHUNK_HDR_SIZE, gs_le32(h + 8), gs_le32(h + 12));
+    zs_expect_bad_zstd(z);
+}
+
+/* A window over GS_ZSTD_WINDOW_LOG_MAX is refused: the reader's memory
+ * stays bounded whatever a frame header asks. */
+Test(reader, stream_window_over_the_limit_is_damage)
+{
+    uint64_t c1;
+    zs_expect_bad_zstd(zs_new(GS_ZSTD_WINDOW_LOG_MAX + 1, &c1));
 }
