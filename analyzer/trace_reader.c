@@ -15,7 +15,7 @@
  * the damage is reported. A chunk is only entered after its header and
  * payload checks pass, so chunk-level damage never yields half a chunk.
  *
- * A stream trace (GS_FILE_F_ZSTD_STREAM, 1.3) is one zstd stream cut into
+ * A stream trace (GS_FILE_F_ZSTD_STREAM, 2.0) is one zstd stream cut into
  * chunks at flush points: one decompression context lives across chunks
  * (its window is what later chunks refer to), reset where a payload starts
  * a new frame. Damage anywhere stops the reader there, so a chunk is never
@@ -154,20 +154,25 @@ static struct gs_reader *open_common(struct gs_reader *r, const char *name,
     r->flags = gs_le64(h + 16);
     if (r->major > GS_TRACE_MAJOR) {
         snprintf(err, errlen,
-                 "%s: offset 8: trace format version %u.%u is newer than this gcspy reads (%u.x); "
-                 "upgrade gcspy", name, r->major, r->minor, GS_TRACE_MAJOR);
+                 "%s: offset 8: trace format version %u.%u is newer than this gcspy reads "
+                 "(%u.x to %u.x); upgrade gcspy", name, r->major, r->minor,
+                 GS_TRACE_MAJOR_OLDEST, GS_TRACE_MAJOR);
         goto fail;
     }
-    if (r->major < GS_TRACE_MAJOR) {
+    if (r->major < GS_TRACE_MAJOR_OLDEST) {
         snprintf(err, errlen,
-                 "%s: offset 8: trace format version %u.%u is not one this gcspy reads (%u.x)",
-                 name, r->major, r->minor, GS_TRACE_MAJOR);
+                 "%s: offset 8: trace format version %u.%u is not one this gcspy reads "
+                 "(%u.x to %u.x)", name, r->major, r->minor, GS_TRACE_MAJOR_OLDEST,
+                 GS_TRACE_MAJOR);
         goto fail;
     }
-    if (r->flags & ~(uint64_t)GS_FILE_F_KNOWN) {
+    /* Major 1 knows only frames per chunk: no 1.x writer sets the stream
+     * flag, since a 1.x reader could not read what it wrote. */
+    uint64_t known = r->major == 1 ? GS_FILE_F_KNOWN_1 : GS_FILE_F_KNOWN;
+    if (r->flags & ~known) {
         snprintf(err, errlen,
                  "%s: offset 16: unknown file flags 0x%" PRIx64 " (trace format %u.%u); "
-                 "upgrade gcspy", name, r->flags & ~(uint64_t)GS_FILE_F_KNOWN, r->major, r->minor);
+                 "upgrade gcspy", name, r->flags & ~known, r->major, r->minor);
         goto fail;
     }
     if ((r->flags & GS_FILE_F_ZSTD_STREAM) && !(r->flags & GS_FILE_F_ZSTD)) {

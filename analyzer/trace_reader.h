@@ -121,7 +121,7 @@ uint64_t gs_reader_offset(const struct gs_reader *r);   /* bytes consumed so far
  * header CRC, sequence, the payload within the file; payloads are neither
  * read nor checked), so the next gs_reader_next returns that chunk's first
  * record: what `gcspy run` reads of a trace's end (TRACE_END, in a chunk of
- * its own) without decompressing the rest. In a stream trace (1.3) only
+ * its own) without decompressing the rest. In a stream trace (2.0) only
  * chunks that start a zstd frame decode alone: the last of those (the
  * tail is one). 1 when it moved, 0 when no such whole chunk follows (the
  * reader is left as it was), -1 on a read or seek error. */

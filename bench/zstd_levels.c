@@ -9,7 +9,7 @@
  *   frames  one zstd frame per chunk (format 1.2 and earlier: every chunk
  *           starts from an empty window)
  *   stream  one zstd stream per trace, ZSTD_e_flush at each chunk (format
- *           1.3, GS_FILE_F_ZSTD_STREAM: the window carries across chunks)
+ *           2.0, GS_FILE_F_ZSTD_STREAM: the window carries across chunks)
  *
  * and prints, per level and way, the bytes written (chunk headers included)
  * per event and the compressing thread's CPU time per event, the best of

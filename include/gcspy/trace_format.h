@@ -29,7 +29,7 @@
  * readable up to its last complete chunk.
  *
  * Payloads (the file flags): GS_FILE_F_ZSTD alone, each payload is one whole
- * zstd frame (1.2 and earlier). With GS_FILE_F_ZSTD_STREAM too (1.3), the
+ * zstd frame (all that major 1 knows). With GS_FILE_F_ZSTD_STREAM too (2.0), the
  * payloads are consecutive pieces of zstd frames, each piece flushed to a
  * block boundary (ZSTD_e_flush): a chunk decodes with the chunks before it
  * back to the one that started its frame, never needs one after it. A
@@ -38,7 +38,8 @@
  * left unended); any other continues the frame before it (its first bytes
  * are a block header, which can never read as the magic: that would be a
  * block over zstd's 128 KiB maximum). A reader refuses file flags it does
- * not know.
+ * not know (in a major 1 trace, the stream flag too: a 1.x reader cannot
+ * read one, so no 1.x writer sets it).
  *
  * The decompressed payload is a sequence of records. A record starts with a
  * one-byte type. Types below GS_REC_LENGTHED are "hot": their fields follow
@@ -64,11 +65,13 @@
 
 #define GS_TRACE_MAGIC      "GCSPYTRC"
 #define GS_TRACE_MAGIC_LEN  8
-#define GS_TRACE_MAJOR      1
-#define GS_TRACE_MINOR      3
+#define GS_TRACE_MAJOR      2  /* what the writer writes */
+#define GS_TRACE_MINOR      0
+#define GS_TRACE_MAJOR_OLDEST 1 /* the oldest major the reader still reads */
 #define GS_FILE_HDR_SIZE    32u
 #define GS_FILE_F_ZSTD      0x1u  /* chunk payloads are zstd data */
-#define GS_FILE_F_ZSTD_STREAM 0x2u /* (1.3) one stream: chunks continue frames */
+#define GS_FILE_F_ZSTD_STREAM 0x2u /* (2.0) one stream: chunks continue frames */
+#define GS_FILE_F_KNOWN_1   GS_FILE_F_ZSTD  /* the flags of a major 1 trace */
 #define GS_FILE_F_KNOWN     (GS_FILE_F_ZSTD | GS_FILE_F_ZSTD_STREAM)
 #define GS_ZSTD_MAGIC       0xFD2FB528u /* a zstd frame's first 4 bytes (LE) */
 #define GS_ZSTD_WINDOW_LOG_MAX 24       /* a stream's window: at most 16 MiB */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Format 1.3's stream framing (GS_FILE_F_ZSTD_STREAM: one zstd stream per
+# Format 2.0's stream framing (GS_FILE_F_ZSTD_STREAM: one zstd stream per
 # trace, flushed at every chunk) keeps the crash guarantee, on real shim
 # traces of bench/churn:
 #   killed     churn SIGKILLed mid-run (10 ms flushes): the trace is a

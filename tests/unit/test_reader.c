@@ -116,7 +116,7 @@ Test(reader, every_record_type_round_trips)
     uint8_t *data = gs_tb_data(tb, &len);
     cr_assert_not_null(data);
     struct gs_reader *r = open_data(data, len);
-    cr_assert_eq(gs_reader_major(r), 1);
+    cr_assert_eq(gs_reader_major(r), 2);
     cr_assert_eq(gs_reader_minor(r), GS_TRACE_MINOR);
     cr_assert_eq(gs_reader_flags(r), GS_FILE_F_ZSTD);
     struct gs_record rec;
@@ -598,17 +598,22 @@ Test(reader, newer_major_version_is_refused)
     struct gs_tb *tb;
     size_t len;
     uint8_t *d = small_trace(&tb, &len);
-    d[8] = 2;
-    d[10] = 3;
+    d[8] = 3;
+    d[10] = 0;
     cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
-    cr_assert_str_eq(err, "<memory>: offset 8: trace format version 2.3 is newer than this gcspy reads "
-                          "(1.x); upgrade gcspy");
+    cr_assert_str_eq(err, "<memory>: offset 8: trace format version 3.0 is newer than this gcspy reads "
+                          "(1.x to 2.x); upgrade gcspy");
+    d[8] = 0;
+    d[10] = 9;
+    cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
+    cr_assert_str_eq(err, "<memory>: offset 8: trace format version 0.9 is not one this gcspy reads "
+                          "(1.x to 2.x)");
     gs_tb_free(tb);
 }
 
 /* A file flag changes how chunks are read: one this reader does not know
- * (from a newer minor version) cannot be skipped, and a zstd stream
- * without zstd is no framing at all. */
+ * (from a newer version) cannot be skipped, a zstd stream without zstd is
+ * no framing at all, and major 1 has no stream (2.0 brought it). */
 Test(reader, unknown_file_flags_are_refused)
 {
     struct gs_tb *tb;
@@ -617,11 +622,17 @@ Test(reader, unknown_file_flags_are_refused)
     d[10] = 4;
     d[16] = GS_FILE_F_ZSTD | 0x4;
     cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
-    cr_assert_str_eq(err, "<memory>: offset 16: unknown file flags 0x4 (trace format 1.4); "
+    cr_assert_str_eq(err, "<memory>: offset 16: unknown file flags 0x4 (trace format 2.4); "
                           "upgrade gcspy");
     d[16] = GS_FILE_F_ZSTD_STREAM;
     cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
     cr_assert_str_eq(err, "<memory>: offset 16: file flags 0x2: a zstd stream without zstd");
+    d[8] = 1;
+    d[10] = 2;
+    d[16] = GS_FILE_F_ZSTD | GS_FILE_F_ZSTD_STREAM;
+    cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
+    cr_assert_str_eq(err, "<memory>: offset 16: unknown file flags 0x2 (trace format 1.2); "
+                          "upgrade gcspy");
     gs_tb_free(tb);
 }
 
@@ -1214,7 +1225,7 @@ Test(reader, seek_last_chunk_reads_only_the_last_whole_chunk)
     gs_tb_free(tb);
 }
 
-/* ---- stream traces (1.3, GS_FILE_F_ZSTD_STREAM), written here with zstd
+/* ---- stream traces (2.0, GS_FILE_F_ZSTD_STREAM), written here with zstd
  * as the shim writes them: one stream, ZSTD_e_flush at each chunk ---- */
 
 struct zs {
