@@ -65,7 +65,7 @@ struct gs_reader {
     uint8_t *raw;           /* decompressed payload */
     size_t raw_cap, raw_len, pos;
     int in_chunk;
-    uint64_t t, a;          /* delta-coding state, reset by TIMEBASE */
+    uint64_t t, a, sid;     /* delta-coding state, reset by TIMEBASE */
 
     ZSTD_DCtx *dctx;
     int state;              /* GS_READ_OK, or the sticky EOF/DAMAGED */
@@ -452,7 +452,7 @@ static int load_chunk(struct gs_reader *r)
     r->chunks++;
     r->raw_len = raw_len;
     r->pos = 0;
-    r->t = r->a = 0;
+    r->t = r->a = r->sid = 0;
     r->in_chunk = 1;
     if (raw_len > 0 && r->raw[0] != GS_REC_TIMEBASE)
         return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ", record at payload offset 0: "
@@ -501,7 +501,12 @@ static int rec_damaged(struct gs_reader *r, size_t at, uint8_t type, const char 
 #define DEC_U2 DEC_U1
 #define DEC_DT(x, m) { uint64_t d_; GU(d_); r->t += d_; rec->t = r->t; }
 #define DEC_DA(x, m) { int64_t d_; GS(d_); r->a += (uint64_t)d_; rec->u.x.m = r->a; }
-#define DEC_TB(x, m) GU(rec->t); r->t = rec->t; r->a = 0;
+#define DEC_TB(x, m) GU(rec->t); r->t = rec->t; r->a = 0; r->sid = 0;
+/* STACK's id and parent: deltas since 2.0, plain u in 1.x. */
+#define DEC_DI(x, m) if (r->major >= 2) { int64_t d_; GS(d_); r->sid += 1 + (uint64_t)d_; \
+                         rec->u.x.m = r->sid; } else GU(rec->u.x.m);
+#define DEC_DP(x, m) if (r->major >= 2) { int64_t d_; GS(d_); rec->u.x.m = rec->u.x.id - (uint64_t)d_; } \
+                     else GU(rec->u.x.m);
 #define DEC_STR(x, m) GB(rec->u.x.m);
 #define DEC_BYTES(x, m) GB(rec->u.x.m);
 /* Segments past GS_MAX_SEGS are read (to check them) but not kept. */

@@ -51,7 +51,8 @@
  *
  * Each payload is the concatenation of buffers; every buffer begins with a
  * TIMEBASE record. Hot records are delta-coded against the running state that
- * TIMEBASE resets: `t` (ns since process start) and `a` (the last address).
+ * TIMEBASE resets: `t` (ns since process start), `a` (the last address) and,
+ * since 2.0, `sid` (the last STACK id: STACK's id and parent are deltas).
  * Records for the same address are always in the order the events happened
  * (the shim writes them under the lock of the address's table shard); records
  * of different addresses may be out of time order by up to one flush

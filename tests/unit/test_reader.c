@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -562,7 +563,7 @@ Test(reader, newer_minor_and_longer_header_are_read)
 Test(reader, uncompressed_chunks_when_the_file_says_so)
 {
     uint8_t file[256], payload[64], *p = payload;
-    struct gs_enc_state st = { 0, 0 };
+    struct gs_enc_state st = { 0 };
     p = gs_rec_timebase(p, &st, 50);
     p = gs_rec_alloc(p, &st, 60, 1, 0x5000, 24, 3);
     uint32_t n = (uint32_t)(p - payload);
@@ -634,6 +635,46 @@ Test(reader, unknown_file_flags_are_refused)
     cr_assert_str_eq(err, "<memory>: offset 16: unknown file flags 0x2 (trace format 1.2); "
                           "upgrade gcspy");
     gs_tb_free(tb);
+}
+
+/* STACK's id and parent (2.0): id - (sid + 1) and id - parent, zigzag,
+ * against the buffer's last STACK id; a 1.x trace has them as plain u. */
+Test(reader, stack_ids_are_deltas_since_2_0)
+{
+    static const uint8_t recs[] = {
+        0x06, 0x00, 0x02, 0x05,         /* id 1 (sid 0 + 1 + 0), parent 1 - 1 = 0 */
+        0x06, 0x00, 0x02, 0x07,         /* id 2, parent 1 */
+        0x06, 0x08, 0x05, 0x09,         /* id 2 + 1 + 4 = 7, parent 7 - (-3) = 10 */
+        0x01, 0x00,                     /* TIMEBASE: sid 0 again */
+        0x06, 0x02, 0x04, 0x0b,         /* id 0 + 1 + 1 = 2, parent 2 - 2 = 0 */
+    };
+    static const uint64_t want[][3] = {{1, 0, 5}, {2, 1, 7}, {7, 10, 9}, {2, 0, 11}};
+    static const uint64_t want1[][3] = {{0, 2, 5}, {0, 2, 7}, {8, 5, 9}, {2, 4, 11}};
+    for (int major = 2; major >= 1; major--) {
+        struct gs_tb *tb = gs_tb_new();
+        gs_tb_timebase(tb, 0);
+        gs_tb_raw(tb, recs, sizeof recs);
+        size_t len;
+        uint8_t *d = gs_tb_data(tb, &len);
+        cr_assert_not_null(d);
+        d[8] = (uint8_t)major;
+        struct gs_reader *r = open_data(d, len);
+        struct gs_record rec;
+        next_type(r, &rec, GS_REC_TIMEBASE);
+        for (int i = 0; i < 4; i++) {
+            if (i == 3)
+                next_type(r, &rec, GS_REC_TIMEBASE);
+            next_type(r, &rec, GS_REC_STACK);
+            const uint64_t *w = major == 2 ? want[i] : want1[i];
+            cr_assert_eq(rec.u.stack.id, w[0], "major %d, stack %d: id %" PRIu64, major, i,
+                         rec.u.stack.id);
+            cr_assert_eq(rec.u.stack.parent, w[1], "major %d, stack %d: parent %" PRIu64,
+                         major, i, rec.u.stack.parent);
+            cr_assert_eq(rec.u.stack.ip, w[2]);
+        }
+        gs_reader_close(r);
+        gs_tb_free(tb);
+    }
 }
 
 Test(reader, bad_magic_is_refused)
