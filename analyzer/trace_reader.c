@@ -5,7 +5,8 @@
  * decompressed into a buffer of exactly raw_len bytes; records are decoded
  * from that buffer one per gs_reader_next call, by cases generated from
  * include/gcspy/records.def (straight-line code per record type). Memory is
- * therefore bounded by GS_CHUNK_RAW_MAX plus its compressed bound, whatever
+ * therefore bounded by GS_CHUNK_RAW_MAX plus its compressed bound (and a
+ * stream's window, GS_ZSTD_WINDOW_LOG_MAX), whatever
  * the file size.
  *
  * Damage is sticky: the first problem found sets the error text and every
@@ -13,6 +14,12 @@
  * lazily, every record before the damaged one has already been returned when
  * the damage is reported. A chunk is only entered after its header and
  * payload checks pass, so chunk-level damage never yields half a chunk.
+ *
+ * A stream trace (GS_FILE_F_ZSTD_STREAM, 2.0) is one zstd stream cut into
+ * chunks at flush points: one decompression context lives across chunks
+ * (its window is what later chunks refer to), reset where a payload starts
+ * a new frame. Damage anywhere stops the reader there, so a chunk is never
+ * decoded against a window that misses a chunk.
  */
 #include "trace_reader.h"
 
@@ -58,7 +65,7 @@ struct gs_reader {
     uint8_t *raw;           /* decompressed payload */
     size_t raw_cap, raw_len, pos;
     int in_chunk;
-    uint64_t t, a;          /* delta-coding state, reset by TIMEBASE */
+    uint64_t t, a, sid;     /* delta-coding state, reset by TIMEBASE */
 
     ZSTD_DCtx *dctx;
     int state;              /* GS_READ_OK, or the sticky EOF/DAMAGED */
@@ -147,14 +154,30 @@ static struct gs_reader *open_common(struct gs_reader *r, const char *name,
     r->flags = gs_le64(h + 16);
     if (r->major > GS_TRACE_MAJOR) {
         snprintf(err, errlen,
-                 "%s: offset 8: trace format version %u.%u is newer than this gcspy reads (%u.x); "
-                 "upgrade gcspy", name, r->major, r->minor, GS_TRACE_MAJOR);
+                 "%s: offset 8: trace format version %u.%u is newer than this gcspy reads "
+                 "(%u.x to %u.x); upgrade gcspy", name, r->major, r->minor,
+                 GS_TRACE_MAJOR_OLDEST, GS_TRACE_MAJOR);
         goto fail;
     }
-    if (r->major < GS_TRACE_MAJOR) {
+    if (r->major < GS_TRACE_MAJOR_OLDEST) {
         snprintf(err, errlen,
-                 "%s: offset 8: trace format version %u.%u is not one this gcspy reads (%u.x)",
-                 name, r->major, r->minor, GS_TRACE_MAJOR);
+                 "%s: offset 8: trace format version %u.%u is not one this gcspy reads "
+                 "(%u.x to %u.x)", name, r->major, r->minor, GS_TRACE_MAJOR_OLDEST,
+                 GS_TRACE_MAJOR);
+        goto fail;
+    }
+    /* Major 1 knows only frames per chunk: no 1.x writer sets the stream
+     * flag, since a 1.x reader could not read what it wrote. */
+    uint64_t known = r->major == 1 ? GS_FILE_F_KNOWN_1 : GS_FILE_F_KNOWN;
+    if (r->flags & ~known) {
+        snprintf(err, errlen,
+                 "%s: offset 16: unknown file flags 0x%" PRIx64 " (trace format %u.%u); "
+                 "upgrade gcspy", name, r->flags & ~known, r->major, r->minor);
+        goto fail;
+    }
+    if ((r->flags & GS_FILE_F_ZSTD_STREAM) && !(r->flags & GS_FILE_F_ZSTD)) {
+        snprintf(err, errlen, "%s: offset 16: file flags 0x%" PRIx64 ": a zstd stream "
+                 "without zstd", name, r->flags);
         goto fail;
     }
     if (hsize < GS_FILE_HDR_SIZE || hsize > GS_FILE_HDR_MAX) {
@@ -178,6 +201,9 @@ static struct gs_reader *open_common(struct gs_reader *r, const char *name,
         snprintf(err, errlen, "%s: out of memory", name);
         goto fail;
     }
+    /* A stream's window is memory the reader holds for the whole trace:
+     * bounded like a chunk (the shim's level 1 asks 512 KiB). */
+    ZSTD_DCtx_setParameter(r->dctx, ZSTD_d_windowLogMax, GS_ZSTD_WINDOW_LOG_MAX);
     return r;
 fail:
     if (r->own_fd)
@@ -273,8 +299,16 @@ int gs_reader_seek_last_chunk(struct gs_reader *r)
             gs_crc32c(h, 20) != gs_le32(h + 20) || gs_le32(h + 4) != seq ||
             off + GS_CHUNK_HDR_SIZE + gs_le32(h + 8) > size)
             break;
-        last = off;
-        last_seq = seq++;
+        /* In a stream trace only a chunk that starts a frame decodes
+         * alone: the last of those (the exit's tail is one). */
+        uint8_t m[4];
+        if (!(r->flags & GS_FILE_F_ZSTD_STREAM) ||
+            (pread(r->fd, m, 4, (off_t)(off + GS_CHUNK_HDR_SIZE)) == 4 &&
+             gs_le32(m) == GS_ZSTD_MAGIC)) {
+            last = off;
+            last_seq = seq;
+        }
+        seq++;
         off += GS_CHUNK_HDR_SIZE + gs_le32(h + 8);
     }
     if (last == UINT64_MAX || (last == r->off && !r->in_chunk))
@@ -284,7 +318,38 @@ int gs_reader_seek_last_chunk(struct gs_reader *r)
     r->off = last;
     r->next_seq = last_seq;
     r->in_chunk = 0;
+    if (r->flags & GS_FILE_F_ZSTD_STREAM)
+        ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
     return 1;
+}
+
+/* Decompresses a stream trace's chunk payload into r->raw (raw_len + 1
+ * bytes of room: a byte more than the header says is a mismatch). */
+static int stream_piece(struct gs_reader *r, const uint8_t *payload, uint32_t comp_len,
+                        uint32_t raw_len, uint64_t at, uint32_t k)
+{
+    if (comp_len >= 4 && gs_le32(payload) == GS_ZSTD_MAGIC)
+        ZSTD_DCtx_reset(r->dctx, ZSTD_reset_session_only);
+    ZSTD_inBuffer in = {payload, comp_len, 0};
+    ZSTD_outBuffer out = {r->raw, (size_t)raw_len + 1, 0};
+    for (;;) {
+        size_t in0 = in.pos, out0 = out.pos;
+        size_t ret = ZSTD_decompressStream(r->dctx, &out, &in);
+        if (ZSTD_isError(ret))
+            return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": bad zstd data (%s)",
+                           at, k, ZSTD_getErrorName(ret));
+        if (out.pos > raw_len)
+            return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": raw size mismatch "
+                           "(header says %" PRIu32 " bytes, payload decompresses to more)",
+                           at, k, raw_len);
+        if (in.pos == in.size || (in.pos == in0 && out.pos == out0))
+            break;
+    }
+    if (in.pos != in.size || out.pos != raw_len)
+        return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": raw size mismatch "
+                       "(header says %" PRIu32 " bytes, payload decompresses to %zu)",
+                       at, k, raw_len, out.pos);
+    return GS_READ_OK;
 }
 
 /* Reads, checks and decompresses the next chunk. Returns GS_READ_OK with the
@@ -354,9 +419,13 @@ static int load_chunk(struct gs_reader *r)
     if (gs_crc32c(payload, comp_len) != crc)
         return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": payload CRC mismatch", at, k);
 
-    if (grow(&r->raw, &r->raw_cap, raw_len ? raw_len : 1))
+    if (grow(&r->raw, &r->raw_cap, (size_t)raw_len + 1))
         return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": out of memory", at, k);
-    if (zstd) {
+    if (zstd && (r->flags & GS_FILE_F_ZSTD_STREAM)) {
+        int rc = stream_piece(r, payload, comp_len, raw_len, at, k);
+        if (rc != GS_READ_OK)
+            return rc;
+    } else if (zstd) {
         size_t got = ZSTD_decompressDCtx(r->dctx, r->raw, raw_len, payload, comp_len);
         if (ZSTD_isError(got) && ZSTD_getErrorCode(got) == ZSTD_error_dstSize_tooSmall)
             return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": raw size mismatch "
@@ -383,7 +452,7 @@ static int load_chunk(struct gs_reader *r)
     r->chunks++;
     r->raw_len = raw_len;
     r->pos = 0;
-    r->t = r->a = 0;
+    r->t = r->a = r->sid = 0;
     r->in_chunk = 1;
     if (raw_len > 0 && r->raw[0] != GS_REC_TIMEBASE)
         return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ", record at payload offset 0: "
@@ -432,7 +501,12 @@ static int rec_damaged(struct gs_reader *r, size_t at, uint8_t type, const char 
 #define DEC_U2 DEC_U1
 #define DEC_DT(x, m) { uint64_t d_; GU(d_); r->t += d_; rec->t = r->t; }
 #define DEC_DA(x, m) { int64_t d_; GS(d_); r->a += (uint64_t)d_; rec->u.x.m = r->a; }
-#define DEC_TB(x, m) GU(rec->t); r->t = rec->t; r->a = 0;
+#define DEC_TB(x, m) GU(rec->t); r->t = rec->t; r->a = 0; r->sid = 0;
+/* STACK's id and parent: deltas since 2.0, plain u in 1.x. */
+#define DEC_DI(x, m) if (r->major >= 2) { int64_t d_; GS(d_); r->sid += 1 + (uint64_t)d_; \
+                         rec->u.x.m = r->sid; } else GU(rec->u.x.m);
+#define DEC_DP(x, m) if (r->major >= 2) { int64_t d_; GS(d_); rec->u.x.m = rec->u.x.id - (uint64_t)d_; } \
+                     else GU(rec->u.x.m);
 #define DEC_STR(x, m) GB(rec->u.x.m);
 #define DEC_BYTES(x, m) GB(rec->u.x.m);
 /* Segments past GS_MAX_SEGS are read (to check them) but not kept. */
@@ -555,4 +629,17 @@ int gs_reader_next(struct gs_reader *r, struct gs_record *rec)
         if (rc != SKIP_RECORD)
             return rc;
     }
+}
+
+int gs_reader_next_chunk(struct gs_reader *r, const uint8_t **raw, size_t *len)
+{
+    if (r->state != GS_READ_OK)
+        return r->state;
+    int rc = load_chunk(r);
+    if (rc != GS_READ_OK)
+        return rc;
+    *raw = r->raw;
+    *len = r->raw_len;
+    r->pos = r->raw_len; /* the chunk is the caller's: no record of it is decoded */
+    return GS_READ_OK;
 }

@@ -3,7 +3,8 @@
  * It validates every byte it reads (file header, chunk headers and CRCs,
  * decompression, record bounds, chunk order) and hands out decoded records one
  * at a time with the delta coding undone: absolute times and addresses.
- * Memory use is bounded by one chunk (GS_CHUNK_RAW_MAX) whatever the length of
+ * Memory use is bounded by one chunk (GS_CHUNK_RAW_MAX, and a stream's
+ * window: GS_ZSTD_WINDOW_LOG_MAX) whatever the length of
  * the trace.
  *
  * Damage never loses what came before it: gs_reader_next returns
@@ -120,10 +121,15 @@ uint64_t gs_reader_offset(const struct gs_reader *r);   /* bytes consumed so far
  * header CRC, sequence, the payload within the file; payloads are neither
  * read nor checked), so the next gs_reader_next returns that chunk's first
  * record: what `gcspy run` reads of a trace's end (TRACE_END, in a chunk of
- * its own) without decompressing the rest. 1 when it moved, 0 when no
- * whole chunk follows (the reader is left as it was), -1 on a read or seek
- * error. */
+ * its own) without decompressing the rest. In a stream trace (2.0) only
+ * chunks that start a zstd frame decode alone: the last of those (the
+ * tail is one). 1 when it moved, 0 when no such whole chunk follows (the
+ * reader is left as it was), -1 on a read or seek error. */
 int gs_reader_seek_last_chunk(struct gs_reader *r);
+/* The next chunk's decompressed payload, whole (bench/zstd_levels: the
+ * writer's compressor inputs), valid until the next call; its records are
+ * not decoded. GS_READ_OK, or what gs_reader_next would return. */
+int gs_reader_next_chunk(struct gs_reader *r, const uint8_t **raw, size_t *len);
 void gs_reader_close(struct gs_reader *r);
 
 #endif /* GCSPY_TRACE_READER_H */

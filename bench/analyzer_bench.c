@@ -286,7 +286,7 @@ int main(int argc, char **argv)
             struct mod *m = &mods[rnd() % (uint64_t)nmods];
             uint64_t ip = m->base + m->text_lo + rnd() % (m->text_hi - m->text_lo);
             p = room();
-            put(gs_rec_stack(p, next_id, parent, ip));
+            put(gs_rec_stack(p, &st, next_id, parent, ip));
             trunk[t][d] = parent = next_id++;
         }
     }
@@ -299,7 +299,7 @@ int main(int argc, char **argv)
             struct mod *m = &mods[rnd() % (uint64_t)nmods];
             uint64_t ip = m->base + m->text_lo + rnd() % (m->text_hi - m->text_lo);
             p = room();
-            put(gs_rec_stack(p, next_id, parent, ip));
+            put(gs_rec_stack(p, &st, next_id, parent, ip));
             parent = next_id++;
         }
         leaf[s] = parent;

@@ -8,11 +8,16 @@
 # The bench programs keep frame pointers so gcspy's default unwinder (fp)
 # records their full call depth, as the spec's churn workload requires.
 
-BENCH_PROGS := $(BUILD)/bench/churn
+BENCH_PROGS := $(BUILD)/bench/churn $(BUILD)/bench/zstd_levels
 
 $(BUILD)/bench/churn: bench/churn.c
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -fno-omit-frame-pointer -pthread $< -o $@
+
+# The writer's compression at each zstd level, replayed on a trace's chunks.
+$(BUILD)/bench/zstd_levels: bench/zstd_levels.c $(GS_ANALYZER_LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(GS_ANALYZER_LIB_OBJS) $(GS_ANALYZER_LIBS)
 
 .PHONY: bench-progs
 bench-progs: $(BENCH_PROGS)

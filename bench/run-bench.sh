@@ -48,7 +48,7 @@ if [ ! -x "$CHURN" ]; then
   echo "run-bench: $CHURN is missing: run 'make bench' (or 'make $CHURN')" >&2; exit 2
 fi
 mkdir -p "$LOGS" || exit 2
-rm -f "$LOGS"/*
+rm -f "$LOGS"/* "$OUT/zstd_levels.md"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gcspy-bench.XXXXXX") || exit 2
 trap 'rm -rf "$WORK"' EXIT
 
@@ -276,6 +276,13 @@ if [ -n "${T[churn,gcspy]:-}" ]; then
   [ -n "$ev" ] && [ "$ev" -gt 0 ] &&
     BPE_GCSPY=$(awk -v s="$size" -v e="$ev" 'BEGIN { printf "%.3f", s / e }')
   C[bpe,gcspy]="${BPE_GCSPY:-?} B/event ($size B, $ev events, $how)"
+  # The writer's compression at each zstd level, frames vs one stream,
+  # replayed on this trace's chunks (the writer's own inputs), with the
+  # compressing thread's CPU time (bench/zstd_levels.c).
+  if [ -x "$OUT/zstd_levels" ] && [ -n "$trace" ]; then
+    "$OUT/zstd_levels" "$trace" >"$OUT/zstd_levels.md" 2>"$LOGS/zstd_levels.err" ||
+      echo "zstd_levels failed (see $LOGS/zstd_levels.err)" >"$OUT/zstd_levels.md"
+  fi
 else
   C[bpe,gcspy]="not measured"
 fi
@@ -358,6 +365,12 @@ fi
   echo "| training per step ≤ 1.10× | ${r_step:-?}× | $(verdict "$r_step" 1.10) |"
   echo "| bytes/event ≤ heaptrack's (${BPE_HT:-?}) | ${BPE_GCSPY:-?} | $bpe_ok |"
   echo
+  if [ -s "$OUT/zstd_levels.md" ]; then
+    echo "The writer's zstd level and framing on the churn trace above (bench/zstd_levels: its chunks compressed again; CPU: the compressing thread's, best of 3):"
+    echo
+    cat "$OUT/zstd_levels.md"
+    echo
+  fi
   if [[ ${C[train,heaptrack]:-} == hung* ]]; then
     echo "heaptrack hung on train.py: its hooks deadlock in the DataLoader worker processes train.py fork()s (seen with heaptrack 1.4)."
   fi

@@ -55,7 +55,7 @@ static inline int gs_emit_stack_node(uint32_t id, uint32_t parent, uint64_t ip)
     uint8_t *p = gs_stream_reserve(&gs_meta, GS_REC_HOT_MAX);
     if (!p)
         return -1;
-    gs_stream_commit(&gs_meta, gs_rec_stack(p, id, parent, ip));
+    gs_stream_commit(&gs_meta, gs_rec_stack(p, &gs_meta.cur->st, id, parent, ip));
     return 0;
 }
 

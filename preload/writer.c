@@ -14,6 +14,16 @@
  * zstd and writes each chunk with one write(2), so a process killed at any
  * moment leaves a trace readable up to its last complete chunk.
  *
+ * Compression is one zstd stream per trace (GS_FILE_F_ZSTD_STREAM): each
+ * chunk is what ZSTD_e_flush gives for its records, so it ends on a block
+ * boundary (everything before it decodes without it) while the window
+ * carries across chunks, which short flush-round chunks need (a frame per
+ * chunk started each from an empty window: about twice the bytes). A chunk
+ * that must decode alone starts a new frame: the tail that `gcspy run` reads
+ * by itself (gs_reader_seek_last_chunk), and the STOPPED chunk after a
+ * compression failure (the stream is broken then). Level GS_ZSTD_LEVEL:
+ * bench/zstd_levels measures the others on the writer's own inputs.
+ *
  * Ordering, which the reader relies on (docs/trace-format.md):
  *  1. The records of one address are in event order: they are appended under
  *     one shard lock, and the buffers of one shard are written in the order
@@ -77,6 +87,7 @@
 #include "writer.h"
 
 #define GS_CHUNK_TARGET (1u << 20)
+#define GS_ZSTD_LEVEL 1
 #define GS_PENDING_MAX (256ull << 20)
 #define GS_BUFS_PER_SLAB 4
 
@@ -468,9 +479,12 @@ int gs_writer_open(void)
          * the file is made, so a failure leaves no empty file): a chunk
          * written while the program has exhausted memory (the STOPPED
          * record after an out-of-memory stop among them) needs none. */
-        size_t wsz = ZSTD_estimateCCtxSize(1);
+        /* a stream's context: 1.3 MiB at level 1 (its window and buffers;
+         * a context for one frame at a time was 0.57 MiB) */
+        size_t wsz = ZSTD_estimateCStreamSize(GS_ZSTD_LEVEL);
         void *ws = gs_pages_alloc(wsz);
         cctx = ws ? ZSTD_initStaticCCtx(ws, wsz) : NULL;
+        /* a flush's output: at most a frame's bound for its input */
         comp_cap = ZSTD_compressBound(GS_CHUNK_TARGET + GS_BUF_SIZE);
         raw = gs_pages_alloc(GS_CHUNK_TARGET + GS_BUF_SIZE);
         comp = gs_pages_alloc(comp_cap + GS_CHUNK_HDR_SIZE);
@@ -478,8 +492,10 @@ int gs_writer_open(void)
             gs_fail("setting up compression", ENOMEM); /* before any file exists */
             return -1;
         }
-        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 1);
+        ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, GS_ZSTD_LEVEL);
     }
+    /* A new trace (a forked child's too) starts a new stream. */
+    ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
     char base[sizeof path - 16];
     if (expand_pattern(base, sizeof base)) {
         gs_fail("GCSPY_OUTPUT: the trace's path would be longer than the system allows", ENAMETOOLONG);
@@ -522,7 +538,7 @@ int gs_writer_open(void)
     have_file = 1;
     remember_path();
     uint8_t hdr[GS_FILE_HDR_SIZE];
-    gs_file_header(hdr, GS_FILE_F_ZSTD);
+    gs_file_header(hdr, GS_FILE_F_ZSTD | GS_FILE_F_ZSTD_STREAM);
     chunk_seq = 0;
     if (write_all(hdr, sizeof hdr)) {
         write_failed = 1;
@@ -539,17 +555,31 @@ const char *gs_writer_path(void)
     return path;
 }
 
-static int emit_chunk(size_t raw_len)
+/* Compresses raw's raw_len bytes into one chunk and writes it. alone: the
+ * chunk starts a new frame and ends it, so it decodes without the chunks
+ * before it; otherwise it continues the stream, flushed to a block
+ * boundary. */
+static int emit_chunk(size_t raw_len, int alone)
 {
     if (!raw_len)
         return 0;
-    size_t n = ZSTD_compress2(cctx, comp + GS_CHUNK_HDR_SIZE, comp_cap, raw, raw_len);
-    if (ZSTD_isError(n)) {
+    if (alone)
+        ZSTD_CCtx_reset(cctx, ZSTD_reset_session_only);
+    ZSTD_inBuffer in = {raw, raw_len, 0};
+    ZSTD_outBuffer out = {comp + GS_CHUNK_HDR_SIZE, comp_cap, 0};
+    size_t left;
+    do
+        left = ZSTD_compressStream2(cctx, &out, &in, alone ? ZSTD_e_end : ZSTD_e_flush);
+    while (!ZSTD_isError(left) && left && out.pos < out.size);
+    size_t n = out.pos;
+    if (ZSTD_isError(left) || left) {
         /* The chunk's records are lost: later ones could name its
-         * definitions or its blocks, so none is written after it. */
+         * definitions or its blocks, so none is written after it (but
+         * STOPPED, in a frame of its own: the stream is broken). A flush
+         * left unfinished cannot happen: comp_cap is the input's bound. */
         char why[160];
         gs_fmt(why, sizeof why, "zstd error: %s (%zu bytes of records lost)",
-               ZSTD_getErrorName(n), raw_len);
+               ZSTD_isError(left) ? ZSTD_getErrorName(left) : "output full", raw_len);
         chunk_lost = 1;
         gs_fail_why("compressing a chunk", why);
         return -1;
@@ -600,7 +630,7 @@ static int write_list(struct gs_buf *l, size_t *fill)
         struct gs_buf *next = l->next;
         if (rc == 0 && have_file && !write_failed && !chunk_lost && l->len) {
             if (*fill + l->len > GS_CHUNK_TARGET) {
-                rc = emit_chunk(*fill);
+                rc = emit_chunk(*fill, 0);
                 *fill = 0;
             }
             if (rc == 0) {
@@ -654,7 +684,7 @@ static void flush_round(void)
     write_list(sort_by_seq(metas), &fill);
     write_list(sort_by_seq(shards), &fill);
     if (have_file && !write_failed && !chunk_lost)
-        emit_chunk(fill);
+        emit_chunk(fill, 0);
     if (fd_transient)
         close_trace(); /* fd stays -1 for the next round's reopen_trace */
     atomic_fetch_add(&drain_word, 1);
@@ -705,7 +735,7 @@ static void end_stopped(void)
     if (!write_failed && stop_record) {
         struct gs_enc_state st;
         uint8_t *e = stop_record(gs_rec_timebase(raw, &st, gs_now()), stop_t, stop_reason);
-        emit_chunk((size_t)(e - raw)); /* may fail too: then nothing */
+        emit_chunk((size_t)(e - raw), 1); /* may fail too: then nothing */
     }
     close_trace();
     have_file = 0;
@@ -879,7 +909,7 @@ int gs_writer_close(const uint8_t *tail, size_t tail_len)
         struct gs_enc_state st;
         size_t tb = (size_t)(gs_rec_timebase(raw, &st, gs_now()) - raw);
         memcpy(raw + tb, tail, tail_len);
-        rc = emit_chunk(tb + tail_len);
+        rc = emit_chunk(tb + tail_len, 1);
     }
     close_trace();
     have_file = 0;

@@ -199,6 +199,8 @@ static void put_segflags(FILE *f, uint64_t fl)
 #define TIME_U1
 #define TIME_U2
 #define TIME_DA
+#define TIME_DI
+#define TIME_DP
 #define TIME_STR
 #define TIME_BYTES
 #define TIME_SEGS
@@ -213,6 +215,8 @@ static void put_segflags(FILE *f, uint64_t fl)
 #define OTHER_U1(put) put
 #define OTHER_U2(put) put
 #define OTHER_DA(put) put
+#define OTHER_DI(put) put
+#define OTHER_DP(put) put
 #define OTHER_STR(put) put
 #define OTHER_BYTES(put) put
 #define OTHER_SEGS(put) put

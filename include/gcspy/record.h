@@ -5,7 +5,7 @@
  * byte-for-byte what the shim writes. Parameters are the record's fields in
  * encoding order, named as in records.def:
  *   U S T UT U1 U2    uint64_t (int64_t for S)
- *   DT DA TB       uint64_t absolute time / address; hot records that have
+ *   DT DA TB DI DP uint64_t absolute time / address / id; hot records that have
  *                  them (class DELTA) take the buffer's state first, after p
  *   STR BYTES      const void *x, size_t x_len (NULL with 0: empty)
  *   SEGS           size_t nx, const struct gs_seg *x
@@ -34,6 +34,7 @@
 struct gs_enc_state {
     uint64_t t;
     uint64_t a;
+    uint64_t sid; /* the last STACK id (2.0): the next is sid + 1 */
 };
 
 /* Time never goes back inside a buffer: a caller whose clock reads earlier
@@ -109,6 +110,8 @@ static inline uint8_t *gs_put_classes(uint8_t *p, const uint64_t *blocks, const 
 #define GS_ENC_PARAM_DT(m) , uint64_t m
 #define GS_ENC_PARAM_DA(m) , uint64_t m
 #define GS_ENC_PARAM_TB(m) , uint64_t m
+#define GS_ENC_PARAM_DI(m) , uint64_t m
+#define GS_ENC_PARAM_DP(m) , uint64_t m
 #define GS_ENC_PARAM_STR(m) , const void *m, size_t m##_len
 #define GS_ENC_PARAM_BYTES(m) , const void *m, size_t m##_len
 #define GS_ENC_PARAM_SEGS(m) , size_t n##m, const struct gs_seg *m
@@ -124,7 +127,13 @@ static inline uint8_t *gs_put_classes(uint8_t *p, const uint64_t *blocks, const 
 #define GS_ENC_PUT_U2(m) p = gs_put_u(p, m);
 #define GS_ENC_PUT_DT(m) p = gs_put_dt(p, st, m);
 #define GS_ENC_PUT_DA(m) p = gs_put_addr(p, st, m);
-#define GS_ENC_PUT_TB(m) st->t = m; st->a = 0; p = gs_put_u(p, m);
+#define GS_ENC_PUT_TB(m) st->t = m; st->a = 0; st->sid = 0; p = gs_put_u(p, m);
+/* A STACK's id after the last (0 for the dense ids the shim hands out) and
+ * its parent as a distance back from it (1 for a chain): the two fields
+ * cost 5 to 6 bytes as u on import torch, which writes more STACK records
+ * than events. DP reads the record's id from its DI field, named id. */
+#define GS_ENC_PUT_DI(m) p = gs_put_s(p, (int64_t)(m - st->sid - 1)); st->sid = m;
+#define GS_ENC_PUT_DP(m) p = gs_put_s(p, (int64_t)(id - m));
 #define GS_ENC_PUT_STR(m) p = gs_put_bytes(p, m, m##_len);
 #define GS_ENC_PUT_BYTES(m) p = gs_put_bytes(p, m, m##_len);
 #define GS_ENC_PUT_SEGS(m) p = gs_put_segs(p, n##m, m);
@@ -141,6 +150,8 @@ static inline uint8_t *gs_put_classes(uint8_t *p, const uint64_t *blocks, const 
 #define GS_ENC_MAX_DT GS_VARINT_MAX
 #define GS_ENC_MAX_DA GS_VARINT_MAX
 #define GS_ENC_MAX_TB GS_VARINT_MAX
+#define GS_ENC_MAX_DI GS_VARINT_MAX
+#define GS_ENC_MAX_DP GS_VARINT_MAX
 #define GS_ENC_MAX_STR GS_VARINT_MAX
 #define GS_ENC_MAX_BYTES GS_VARINT_MAX
 #define GS_ENC_MAX_SEGS GS_VARINT_MAX

@@ -23,10 +23,23 @@
  *    12  u32      raw_len    payload bytes once decompressed (<= GS_CHUNK_RAW_MAX)
  *    16  u32      crc        CRC-32C of the comp_len payload bytes
  *    20  u32      hcrc       CRC-32C of header bytes 0..19
- *    24  payload  zstd frame (GS_CHUNK_F is implied by the file flags)
+ *    24  payload  zstd data, as the file flags say (or raw bytes)
  *
  * A chunk is written whole with one write(2) call; a trace cut anywhere is
  * readable up to its last complete chunk.
+ *
+ * Payloads (the file flags): GS_FILE_F_ZSTD alone, each payload is one whole
+ * zstd frame (all that major 1 knows). With GS_FILE_F_ZSTD_STREAM too (2.0), the
+ * payloads are consecutive pieces of zstd frames, each piece flushed to a
+ * block boundary (ZSTD_e_flush): a chunk decodes with the chunks before it
+ * back to the one that started its frame, never needs one after it. A
+ * payload that begins with the zstd frame magic (28 b5 2f fd) starts a new
+ * frame (a reader resets its decompressor there; the frame before it may be
+ * left unended); any other continues the frame before it (its first bytes
+ * are a block header, which can never read as the magic: that would be a
+ * block over zstd's 128 KiB maximum). A reader refuses file flags it does
+ * not know (in a major 1 trace, the stream flag too: a 1.x reader cannot
+ * read one, so no 1.x writer sets it).
  *
  * The decompressed payload is a sequence of records. A record starts with a
  * one-byte type. Types below GS_REC_LENGTHED are "hot": their fields follow
@@ -38,7 +51,8 @@
  *
  * Each payload is the concatenation of buffers; every buffer begins with a
  * TIMEBASE record. Hot records are delta-coded against the running state that
- * TIMEBASE resets: `t` (ns since process start) and `a` (the last address).
+ * TIMEBASE resets: `t` (ns since process start), `a` (the last address) and,
+ * since 2.0, `sid` (the last STACK id: STACK's id and parent are deltas).
  * Records for the same address are always in the order the events happened
  * (the shim writes them under the lock of the address's table shard); records
  * of different addresses may be out of time order by up to one flush
@@ -52,10 +66,16 @@
 
 #define GS_TRACE_MAGIC      "GCSPYTRC"
 #define GS_TRACE_MAGIC_LEN  8
-#define GS_TRACE_MAJOR      1
-#define GS_TRACE_MINOR      2
+#define GS_TRACE_MAJOR      2  /* what the writer writes */
+#define GS_TRACE_MINOR      0
+#define GS_TRACE_MAJOR_OLDEST 1 /* the oldest major the reader still reads */
 #define GS_FILE_HDR_SIZE    32u
-#define GS_FILE_F_ZSTD      0x1u
+#define GS_FILE_F_ZSTD      0x1u  /* chunk payloads are zstd data */
+#define GS_FILE_F_ZSTD_STREAM 0x2u /* (2.0) one stream: chunks continue frames */
+#define GS_FILE_F_KNOWN_1   GS_FILE_F_ZSTD  /* the flags of a major 1 trace */
+#define GS_FILE_F_KNOWN     (GS_FILE_F_ZSTD | GS_FILE_F_ZSTD_STREAM)
+#define GS_ZSTD_MAGIC       0xFD2FB528u /* a zstd frame's first 4 bytes (LE) */
+#define GS_ZSTD_WINDOW_LOG_MAX 24       /* a stream's window: at most 16 MiB */
 
 #define GS_CHUNK_MAGIC      0x4B435347u /* "GSCK" */
 #define GS_CHUNK_HDR_SIZE   24u

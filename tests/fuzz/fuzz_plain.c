@@ -1,7 +1,8 @@
 /*
  * fuzz_plain IN OUT: rewrites a trace with uncompressed chunks (file flag
- * GS_FILE_F_ZSTD cleared, each chunk's payload stored as is, CRCs
- * recomputed). The seed corpus keeps such a twin of every real trace, so
+ * GS_FILE_F_ZSTD and GS_FILE_F_ZSTD_STREAM cleared, each chunk's payload
+ * stored as is, CRCs recomputed; a stream trace's chunks are decompressed
+ * in order with one context, as the reader does). The seed corpus keeps such a twin of every real trace, so
  * mutations of its bytes reach the record decoder directly. Stops at the
  * first damaged chunk (what precedes it is written).
  */
@@ -38,9 +39,13 @@ int main(int argc, char **argv)
     }
     uint8_t hdr[GS_FILE_HDR_SIZE];
     memcpy(hdr, buf, sizeof hdr);
-    hdr[16] &= (uint8_t)~GS_FILE_F_ZSTD;
+    hdr[16] &= (uint8_t)~(GS_FILE_F_ZSTD | GS_FILE_F_ZSTD_STREAM);
     fwrite(hdr, 1, sizeof hdr, out);
     int zstd = (gs_le64(buf + 16) & GS_FILE_F_ZSTD) != 0;
+    int stream = (gs_le64(buf + 16) & GS_FILE_F_ZSTD_STREAM) != 0;
+    ZSTD_DCtx *dctx = ZSTD_createDCtx();
+    if (!dctx)
+        return 2;
     size_t off = gs_le32(buf + 12);
     static uint8_t raw[GS_CHUNK_RAW_MAX];
     while (off + GS_CHUNK_HDR_SIZE <= n) {
@@ -49,7 +54,18 @@ int main(int argc, char **argv)
         if (gs_le32(h) != GS_CHUNK_MAGIC || comp > n - off - GS_CHUNK_HDR_SIZE || rl > sizeof raw)
             break;
         size_t got = rl;
-        if (zstd) {
+        if (zstd && stream) {
+            if (comp >= 4 && gs_le32(h + GS_CHUNK_HDR_SIZE) == GS_ZSTD_MAGIC)
+                ZSTD_DCtx_reset(dctx, ZSTD_reset_session_only);
+            ZSTD_inBuffer zi = {h + GS_CHUNK_HDR_SIZE, comp, 0};
+            ZSTD_outBuffer zo = {raw, rl, 0};
+            size_t r;
+            do
+                r = ZSTD_decompressStream(dctx, &zo, &zi);
+            while (!ZSTD_isError(r) && zi.pos < zi.size && zo.pos < zo.size);
+            if (ZSTD_isError(r) || zi.pos != zi.size || zo.pos != rl)
+                break;
+        } else if (zstd) {
             got = ZSTD_decompress(raw, rl, h + GS_CHUNK_HDR_SIZE, comp);
             if (ZSTD_isError(got) || got != rl)
                 break;
@@ -62,5 +78,6 @@ int main(int argc, char **argv)
         fwrite(raw, 1, rl, out);
         off += GS_CHUNK_HDR_SIZE + comp;
     }
+    ZSTD_freeDCtx(dctx);
     return fclose(out) ? 2 : 0;
 }

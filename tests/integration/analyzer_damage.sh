@@ -97,11 +97,11 @@ done
 
 # A newer major version is refused; so are empty files and non-traces.
 $PY -c "
-import sys; d = bytearray(open('$L','rb').read()); d[8] = 2; open('$T/v2.trace','wb').write(d)"
-"$G" report "$T/v2.trace" >/dev/null 2>"$T/v2.err"; rc=$?
-[ $rc = 2 ] || fail "v2: exit $rc"
-grep -qE "version 2\.[0-9]+ is newer" "$T/v2.err" || fail "v2 message: $(cat "$T/v2.err")"
-[ "$(wc -l <"$T/v2.err")" = 1 ] || fail "v2: not one line"
+import sys; d = bytearray(open('$L','rb').read()); d[8] = 3; open('$T/v3.trace','wb').write(d)"
+"$G" report "$T/v3.trace" >/dev/null 2>"$T/v3.err"; rc=$?
+[ $rc = 2 ] || fail "v3: exit $rc"
+grep -qE "offset 8: trace format version 3\.[0-9]+ is newer than this gcspy reads \(1\.x to 2\.x\); upgrade gcspy$" "$T/v3.err" || fail "v3 message: $(cat "$T/v3.err")"
+[ "$(wc -l <"$T/v3.err")" = 1 ] || fail "v3: not one line"
 : >"$T/empty.trace"
 "$G" report "$T/empty.trace" 2>/dev/null; [ $? = 2 ] || fail "empty: exit"
 printf 'hello\n' >"$T/text.trace"

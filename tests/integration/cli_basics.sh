@@ -41,7 +41,7 @@ for c in run dump options; do
   grep -Eq "^  $c " "$T/out" || fail "--help does not list '$c'"
 done
 expect 0 "--version" "$G" --version
-grep -Eq '^gcspy [0-9]+\.[0-9]+\.[0-9]+ \(trace format 1\.2\)$' "$T/out" || fail "--version: $(cat "$T/out")"
+grep -Eq '^gcspy [0-9]+\.[0-9]+\.[0-9]+ \(trace format 2\.0\)$' "$T/out" || fail "--version: $(cat "$T/out")"
 expect 2 "no command" "$G";                   one_line "no command" '^gcspy: missing command'
 expect 2 "unknown command" "$G" frobnicate;   one_line "unknown command" "^gcspy: unknown command 'frobnicate'"
 expect 2 "unknown option" "$G" --frobnicate;  one_line "unknown option" "^gcspy: unknown option '--frobnicate'"
@@ -72,7 +72,7 @@ grep -q '^| `GCSPY_FLUSH_MS` | integer | `100` | How often buffered events' "$T/
 # ---- dump -------------------------------------------------------------------
 "$MK" full "$T/full.trace" || fail "mktrace full"
 cat >"$T/want" <<EOF
-trace version=1.2 file="$T/full.trace"
+trace version=2.0 file="$T/full.trace"
 timebase t=0
 process pid=4242 ppid=1 wall_ns=1700000000000000000 exe="/usr/bin/python3" argv="python3 train.py --name=a\x20b" host="node7" rank=0 local_rank=- world_size=1 flags=0x0 version="0.1.0" unwinder=fp depth=64 page_size=4096
 module t=5 id=1 base=0x7f0000000000 path="/usr/lib/libc.so.6" build_id=abcd01 segs=0x0+0x2000:r-x,0x3000+0x1000:rw-
@@ -155,11 +155,11 @@ expect 2 "dump crc" "$G" dump "$T/crc.trace"
 one_line "dump crc" "^gcspy dump: $T/crc.trace: offset $c1: chunk 1: payload CRC mismatch$"
 
 # A newer major version is refused up front.
-cp "$T/full.trace" "$T/v2.trace"
-printf '\x02' | dd of="$T/v2.trace" bs=1 seek=8 conv=notrunc status=none
-expect 2 "dump v2" "$G" dump "$T/v2.trace"
-one_line "dump v2" "^gcspy dump: $T/v2.trace: offset 8: trace format version 2\.[0-9]+ is newer than this gcspy reads \(1\.x\); upgrade gcspy$"
-[ -s "$T/out" ] && fail "dump v2 printed records"
+cp "$T/full.trace" "$T/v3.trace"
+printf '\x03' | dd of="$T/v3.trace" bs=1 seek=8 conv=notrunc status=none
+expect 2 "dump v3" "$G" dump "$T/v3.trace"
+one_line "dump v3" "^gcspy dump: $T/v3.trace: offset 8: trace format version 3\.[0-9]+ is newer than this gcspy reads \(1\.x to 2\.x\); upgrade gcspy$"
+[ -s "$T/out" ] && fail "dump v3 printed records"
 
 # Not a trace; no such file; no argument.
 echo "hello world, this is not a trace at all" >"$T/text"
@@ -213,7 +213,7 @@ if [ -f build/libgcspy.so ]; then
   (cd "$T" && "$G" run -o "$T/real.trace" --quiet -- true) || fail "run true under the shim"
   if [ -f "$T/real.trace" ]; then
     expect 0 "dump of a shim trace" "$G" dump "$T/real.trace"
-    head -1 "$T/out" | grep -q '^trace version=1\.' || fail "shim trace: $(head -1 "$T/out")"
+    head -1 "$T/out" | grep -q '^trace version=2\.' || fail "shim trace: $(head -1 "$T/out")"
   else
     fail "run -o $T/real.trace wrote no trace: $(ls "$T")"
   fi

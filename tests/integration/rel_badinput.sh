@@ -77,8 +77,8 @@ def case(name, data, off, regex, before=0):
 
 b = bytearray(d); b[0:8] = b'NOTATRCE'
 case('magic', b, 0, 'not a gcspy trace')
-b = bytearray(d); b[8] = 2
-case('version', b, 8, 'version 2\\.[0-9]+ is newer')
+b = bytearray(d); b[8] = 3
+case('version', b, 8, 'version 3\\.[0-9]+ is newer than this gcspy reads \\(1\\.x to 2\\.x\\)')
 # a length past the end with the whole payload there (it matches its CRC)
 b = bytearray(d); b[c1 + 8:c1 + 12] = struct.pack('<I', cl1 + 5000); reseal(b, c1, payload=False)
 case('length-past-end', b, c1, 'chunk 1: chunk length %d runs past the end of the file' % (cl1 + 5000), 1)

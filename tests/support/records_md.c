@@ -98,6 +98,10 @@ static void put_field(const struct field *f)
         printf("u dt");
     else if (is(f->enc, "DA"))
         printf("s %s−a", m);
+    else if (is(f->enc, "DI"))
+        printf("s %s−(sid+1)", m);
+    else if (is(f->enc, "DP"))
+        printf("s id−%s", m);
     else if (is(f->enc, "TB"))
         printf("u t (absolute)");
     else if (is(f->enc, "STR"))

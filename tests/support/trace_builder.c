@@ -181,7 +181,7 @@ int gs_tb_stack(struct gs_tb *tb, uint64_t id, uint64_t parent, uint64_t ip)
     uint8_t *p = begin(tb, GS_REC_HOT_MAX);
     if (!p)
         return -1;
-    return finish(tb, gs_rec_stack(p, id, parent, ip));
+    return finish(tb, gs_rec_stack(p, &tb->st, id, parent, ip));
 }
 
 /* Room for a lengthed record of at most `max` bytes (its

@@ -52,17 +52,18 @@
  * writer calls). zstd cannot be made to fail otherwise: the writer takes
  * all the memory compression needs when it opens the trace. */
 static int fail_compress;
-size_t ZSTD_compress2(ZSTD_CCtx *c, void *dst, size_t cap, const void *src, size_t n)
+size_t ZSTD_compressStream2(ZSTD_CCtx *c, ZSTD_outBuffer *out, ZSTD_inBuffer *in,
+                            ZSTD_EndDirective end)
 {
-    static size_t (*real)(ZSTD_CCtx *, void *, size_t, const void *, size_t);
+    static size_t (*real)(ZSTD_CCtx *, ZSTD_outBuffer *, ZSTD_inBuffer *, ZSTD_EndDirective);
     if (fail_compress) {
         fail_compress = 0;
         return (size_t)-ZSTD_error_memory_allocation;
     }
     if (!real)
-        real = (size_t (*)(ZSTD_CCtx *, void *, size_t, const void *, size_t))dlsym(
-            RTLD_NEXT, "ZSTD_compress2");
-    return real(c, dst, cap, src, n);
+        real = (size_t (*)(ZSTD_CCtx *, ZSTD_outBuffer *, ZSTD_inBuffer *,
+                           ZSTD_EndDirective))dlsym(RTLD_NEXT, "ZSTD_compressStream2");
+    return real(c, out, in, end);
 }
 
 /* ---- starting the core with a fake environment ---- */

@@ -8,10 +8,12 @@
 #include <criterion/criterion.h>
 #include <stdarg.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #include "gcspy/record.h"
 #include "trace_builder.h"
@@ -115,7 +117,7 @@ Test(reader, every_record_type_round_trips)
     uint8_t *data = gs_tb_data(tb, &len);
     cr_assert_not_null(data);
     struct gs_reader *r = open_data(data, len);
-    cr_assert_eq(gs_reader_major(r), 1);
+    cr_assert_eq(gs_reader_major(r), 2);
     cr_assert_eq(gs_reader_minor(r), GS_TRACE_MINOR);
     cr_assert_eq(gs_reader_flags(r), GS_FILE_F_ZSTD);
     struct gs_record rec;
@@ -561,7 +563,7 @@ Test(reader, newer_minor_and_longer_header_are_read)
 Test(reader, uncompressed_chunks_when_the_file_says_so)
 {
     uint8_t file[256], payload[64], *p = payload;
-    struct gs_enc_state st = { 0, 0 };
+    struct gs_enc_state st = { 0 };
     p = gs_rec_timebase(p, &st, 50);
     p = gs_rec_alloc(p, &st, 60, 1, 0x5000, 24, 3);
     uint32_t n = (uint32_t)(p - payload);
@@ -597,12 +599,82 @@ Test(reader, newer_major_version_is_refused)
     struct gs_tb *tb;
     size_t len;
     uint8_t *d = small_trace(&tb, &len);
-    d[8] = 2;
-    d[10] = 3;
+    d[8] = 3;
+    d[10] = 0;
     cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
-    cr_assert_str_eq(err, "<memory>: offset 8: trace format version 2.3 is newer than this gcspy reads "
-                          "(1.x); upgrade gcspy");
+    cr_assert_str_eq(err, "<memory>: offset 8: trace format version 3.0 is newer than this gcspy reads "
+                          "(1.x to 2.x); upgrade gcspy");
+    d[8] = 0;
+    d[10] = 9;
+    cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
+    cr_assert_str_eq(err, "<memory>: offset 8: trace format version 0.9 is not one this gcspy reads "
+                          "(1.x to 2.x)");
     gs_tb_free(tb);
+}
+
+/* A file flag changes how chunks are read: one this reader does not know
+ * (from a newer version) cannot be skipped, a zstd stream without zstd is
+ * no framing at all, and major 1 has no stream (2.0 brought it). */
+Test(reader, unknown_file_flags_are_refused)
+{
+    struct gs_tb *tb;
+    size_t len;
+    uint8_t *d = small_trace(&tb, &len);
+    d[10] = 4;
+    d[16] = GS_FILE_F_ZSTD | 0x4;
+    cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
+    cr_assert_str_eq(err, "<memory>: offset 16: unknown file flags 0x4 (trace format 2.4); "
+                          "upgrade gcspy");
+    d[16] = GS_FILE_F_ZSTD_STREAM;
+    cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
+    cr_assert_str_eq(err, "<memory>: offset 16: file flags 0x2: a zstd stream without zstd");
+    d[8] = 1;
+    d[10] = 2;
+    d[16] = GS_FILE_F_ZSTD | GS_FILE_F_ZSTD_STREAM;
+    cr_assert_null(gs_reader_open_mem(d, len, err, sizeof err));
+    cr_assert_str_eq(err, "<memory>: offset 16: unknown file flags 0x2 (trace format 1.2); "
+                          "upgrade gcspy");
+    gs_tb_free(tb);
+}
+
+/* STACK's id and parent (2.0): id - (sid + 1) and id - parent, zigzag,
+ * against the buffer's last STACK id; a 1.x trace has them as plain u. */
+Test(reader, stack_ids_are_deltas_since_2_0)
+{
+    static const uint8_t recs[] = {
+        0x06, 0x00, 0x02, 0x05,         /* id 1 (sid 0 + 1 + 0), parent 1 - 1 = 0 */
+        0x06, 0x00, 0x02, 0x07,         /* id 2, parent 1 */
+        0x06, 0x08, 0x05, 0x09,         /* id 2 + 1 + 4 = 7, parent 7 - (-3) = 10 */
+        0x01, 0x00,                     /* TIMEBASE: sid 0 again */
+        0x06, 0x02, 0x04, 0x0b,         /* id 0 + 1 + 1 = 2, parent 2 - 2 = 0 */
+    };
+    static const uint64_t want[][3] = {{1, 0, 5}, {2, 1, 7}, {7, 10, 9}, {2, 0, 11}};
+    static const uint64_t want1[][3] = {{0, 2, 5}, {0, 2, 7}, {8, 5, 9}, {2, 4, 11}};
+    for (int major = 2; major >= 1; major--) {
+        struct gs_tb *tb = gs_tb_new();
+        gs_tb_timebase(tb, 0);
+        gs_tb_raw(tb, recs, sizeof recs);
+        size_t len;
+        uint8_t *d = gs_tb_data(tb, &len);
+        cr_assert_not_null(d);
+        d[8] = (uint8_t)major;
+        struct gs_reader *r = open_data(d, len);
+        struct gs_record rec;
+        next_type(r, &rec, GS_REC_TIMEBASE);
+        for (int i = 0; i < 4; i++) {
+            if (i == 3)
+                next_type(r, &rec, GS_REC_TIMEBASE);
+            next_type(r, &rec, GS_REC_STACK);
+            const uint64_t *w = major == 2 ? want[i] : want1[i];
+            cr_assert_eq(rec.u.stack.id, w[0], "major %d, stack %d: id %" PRIu64, major, i,
+                         rec.u.stack.id);
+            cr_assert_eq(rec.u.stack.parent, w[1], "major %d, stack %d: parent %" PRIu64,
+                         major, i, rec.u.stack.parent);
+            cr_assert_eq(rec.u.stack.ip, w[2]);
+        }
+        gs_reader_close(r);
+        gs_tb_free(tb);
+    }
 }
 
 Test(reader, bad_magic_is_refused)
@@ -1192,4 +1264,123 @@ Test(reader, seek_last_chunk_reads_only_the_last_whole_chunk)
     gs_reader_close(r);
     unlink(path);
     gs_tb_free(tb);
+}
+
+/* ---- stream traces (2.0, GS_FILE_F_ZSTD_STREAM), written here with zstd
+ * as the shim writes them: one stream, ZSTD_e_flush at each chunk ---- */
+
+struct zs {
+    uint8_t buf[1 << 16];
+    size_t len;
+    uint32_t seq;
+    ZSTD_CCtx *cctx;
+};
+
+/* A chunk of n TIMEBASE records at time t; alone: a frame of its own. */
+static void zs_chunk(struct zs *z, uint64_t t, int n, int alone)
+{
+    uint8_t raw[4096], *p = raw;
+    struct gs_enc_state st;
+    for (int i = 0; i < n; i++)
+        p = gs_rec_timebase(p, &st, t);
+    if (alone)
+        ZSTD_CCtx_reset(z->cctx, ZSTD_reset_session_only);
+    uint8_t *h = z->buf + z->len;
+    ZSTD_inBuffer in = {raw, (size_t)(p - raw), 0};
+    ZSTD_outBuffer out = {h + GS_CHUNK_HDR_SIZE, sizeof z->buf - z->len - GS_CHUNK_HDR_SIZE, 0};
+    cr_assert_eq(ZSTD_compressStream2(z->cctx, &out, &in, alone ? ZSTD_e_end : ZSTD_e_flush), 0);
+    gs_chunk_header(h, z->seq++, h + GS_CHUNK_HDR_SIZE, (uint32_t)out.pos, (uint32_t)(p - raw));
+    z->len += GS_CHUNK_HDR_SIZE + out.pos;
+}
+
+/* A stream trace of two chunks (50 TIMEBASE records at t = 100, then at
+ * t = 200, the second continuing the first's frame); *c1: the second's
+ * offset. */
+static struct zs *zs_new(int window_log, uint64_t *c1)
+{
+    struct zs *z = calloc(1, sizeof *z);
+    cr_assert_not_null(z);
+    z->cctx = ZSTD_createCCtx();
+    cr_assert_not_null(z->cctx);
+    ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_compressionLevel, 1);
+    if (window_log)
+        ZSTD_CCtx_setParameter(z->cctx, ZSTD_c_windowLog, window_log);
+    gs_file_header(z->buf, GS_FILE_F_ZSTD | GS_FILE_F_ZSTD_STREAM);
+    z->len = GS_FILE_HDR_SIZE;
+    zs_chunk(z, 100, 50, 0);
+    *c1 = z->len;
+    zs_chunk(z, 200, 50, 0);
+    return z;
+}
+
+static struct gs_reader *zs_open(struct zs *z)
+{
+    struct gs_reader *r = gs_reader_open_mem(z->buf, z->len, err, sizeof err);
+    cr_assert_not_null(r, "%s", err);
+    return r;
+}
+
+static void zs_free(struct zs *z, struct gs_reader *r)
+{
+    gs_reader_close(r);
+    ZSTD_freeCCtx(z->cctx);
+    free(z);
+}
+
+/* The stream's first chunk is bad zstd data, named at its offset; frees z. */
+static void zs_expect_bad_zstd(struct zs *z)
+{
+    struct gs_reader *r = zs_open(z);
+    struct gs_record rec;
+    cr_assert_eq(gs_reader_next(r, &rec), GS_READ_DAMAGED);
+    cr_assert(strncmp(gs_reader_error(r), "offset 32: chunk 0: bad zstd data (", 35) == 0,
+              "%s", gs_reader_error(r));
+    zs_free(z, r);
+}
+
+/* Every chunk of a stream decodes, whether it continues the frame before it
+ * or starts one; only the first chunk of a frame carries the magic. */
+Test(reader, stream_chunks_continue_one_frame)
+{
+    uint64_t c1;
+    struct zs *z = zs_new(0, &c1);
+    zs_chunk(z, 300, 50, 0);
+    uint64_t c3 = z->len;
+    zs_chunk(z, 400, 5, 1);
+    cr_assert_eq(gs_le32(z->buf + GS_FILE_HDR_SIZE + GS_CHUNK_HDR_SIZE), GS_ZSTD_MAGIC);
+    cr_assert_neq(gs_le32(z->buf + c1 + GS_CHUNK_HDR_SIZE), GS_ZSTD_MAGIC);
+    cr_assert_eq(gs_le32(z->buf + c3 + GS_CHUNK_HDR_SIZE), GS_ZSTD_MAGIC);
+    struct gs_reader *r = zs_open(z);
+    struct gs_record rec;
+    int n[5] = {0};
+    while (gs_reader_next(r, &rec) == GS_READ_OK) {
+        cr_assert_eq(rec.type, GS_REC_TIMEBASE);
+        cr_assert_eq(rec.t, 100 * (rec.chunk + 1));
+        n[rec.chunk]++;
+    }
+    cr_assert_eq(gs_reader_next(r, &rec), GS_READ_EOF, "%s", gs_reader_error(r));
+    cr_assert(n[0] == 50 && n[1] == 50 && n[2] == 50 && n[3] == 5);
+    zs_free(z, r);
+}
+
+/* A chunk that continues a frame cannot be read without the chunks before
+ * it: as the first chunk it is bad zstd data, named at its offset. */
+Test(reader, stream_continuation_without_its_frame_is_damage)
+{
+    uint64_t c1;
+    struct zs *z = zs_new(0, &c1);
+    /* the file header, then chunk 1 renumbered 0 */
+    memmove(z->buf + GS_FILE_HDR_SIZE, z->buf + c1, z->len - c1);
+    z->len -= c1 - GS_FILE_HDR_SIZE;
+    uint8_t *h = z->buf + GS_FILE_HDR_SIZE;
+    gs_chunk_header(h, 0, h + GS_CHUNK_HDR_SIZE, gs_le32(h + 8), gs_le32(h + 12));
+    zs_expect_bad_zstd(z);
+}
+
+/* A window over GS_ZSTD_WINDOW_LOG_MAX is refused: the reader's memory
+ * stays bounded whatever a frame header asks. */
+Test(reader, stream_window_over_the_limit_is_damage)
+{
+    uint64_t c1;
+    zs_expect_bad_zstd(zs_new(GS_ZSTD_WINDOW_LOG_MAX + 1, &c1));
 }

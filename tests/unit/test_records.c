@@ -122,6 +122,8 @@ static void finish(struct read rd, uint8_t type)
 #define VAL_U2 VAL_NUM
 #define VAL_DT VAL_NUM
 #define VAL_DA VAL_NUM
+#define VAL_DI VAL_NUM
+#define VAL_DP VAL_NUM
 #define VAL_TB VAL_NUM
 #define VAL_S(m) int64_t v_##m = (int64_t)val(s, k_++);
 #define VAL_STR(m) size_t n_##m = len_of(s, k_); uint8_t *v_##m = bytes_of(n_##m, k_++);
@@ -146,6 +148,8 @@ static void finish(struct read rd, uint8_t type)
 #define ARG_U2 ARG_U
 #define ARG_DT ARG_U
 #define ARG_DA ARG_U
+#define ARG_DI ARG_U
+#define ARG_DP ARG_U
 #define ARG_TB ARG_U
 #define ARG_S ARG_U
 #define ARG_STR(m) , v_##m, n_##m
@@ -161,6 +165,8 @@ static void finish(struct read rd, uint8_t type)
 #define ROOM_U2 ROOM_U
 #define ROOM_DT ROOM_U
 #define ROOM_DA ROOM_U
+#define ROOM_DI ROOM_U
+#define ROOM_DP ROOM_U
 #define ROOM_TB ROOM_U
 #define ROOM_S ROOM_U
 #define ROOM_STR(m) + n_##m
@@ -174,6 +180,8 @@ static void finish(struct read rd, uint8_t type)
 #define CHECK_U1 CHECK_U
 #define CHECK_U2 CHECK_U
 #define CHECK_DA CHECK_U
+#define CHECK_DI CHECK_U
+#define CHECK_DP CHECK_U
 #define CHECK_S CHECK_U
 #define CHECK_UT(x, m) CHECK_U(x, m) cr_assert_eq(rec.t, v_##m);
 #define CHECK_T(x, m) cr_assert_eq(rec.t, v_##m, "t: %" PRIu64 " read back as %" PRIu64, \
@@ -203,6 +211,8 @@ static void finish(struct read rd, uint8_t type)
 #define FREE_U2 FREE_U
 #define FREE_DT FREE_U
 #define FREE_DA FREE_U
+#define FREE_DI FREE_U
+#define FREE_DP FREE_U
 #define FREE_TB FREE_U
 #define FREE_S FREE_U
 #define FREE_SEGS FREE_U
@@ -222,7 +232,7 @@ static void finish(struct read rd, uint8_t type)
         unsigned k_ = 0;                                                           \
         GS_PP_EACH(VAL, x, __VA_ARGS__)                                            \
         (void)k_;                                                                  \
-        struct gs_enc_state st = { 0, 0 };                                         \
+        struct gs_enc_state st = { 0 };                                         \
         uint8_t *p = gs_rec_timebase(payload, &st, 0);                             \
         uint8_t *start = p;                                                        \
         (void)st;                                                                  \
@@ -263,7 +273,7 @@ static void bytes_are(const uint8_t *got, const uint8_t *end, const uint8_t *wan
 Test(records, encoders_write_the_documented_bytes)
 {
     uint8_t b[256];
-    struct gs_enc_state st = { 0, 0 };
+    struct gs_enc_state st = { 0 };
     /* TIMEBASE 1000, then FREE_EX at 1300 of 0x5000 (delta +0x5000, zigzag
      * 0xa000), thread 2, kind device, fn cuda_runtime, 7 ns */
     uint8_t *e = gs_rec_timebase(b, &st, 1000);
@@ -308,7 +318,7 @@ Test(records, a_body_of_the_largest_length_reads_back)
 {
     size_t n = GS_REC_BODY_MAX - GS_VARINT_MAX - 3; /* t of 10 bytes, 3-byte length */
     uint8_t *path = bytes_of(n, 1);
-    struct gs_enc_state st = { 0, 0 };
+    struct gs_enc_state st = { 0 };
     uint8_t *big = malloc(GS_REC_EXEC_MAX + n + 16);
     cr_assert_not_null(big);
     uint8_t *p = gs_rec_timebase(big, &st, 0);
