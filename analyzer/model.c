@@ -27,7 +27,19 @@ int gs_model_init(struct gs_model *m, const struct gs_model_opts *o)
     m->next_tick = GS_TICK_MIN_NS;
     if (gs_live_init(&m->live, 1u << 12) || gs_series_init(&m->series, GS_CH__N))
         return -1;
+    for (int i = 0; i <= GS_MC__N; i++)
+        if (gs_tbuckets_init(&m->peak_tb[i]))
+            return -1;
     return 0;
+}
+
+uint64_t gs_model_peak(const struct gs_model *m, int mc)
+{
+    uint64_t p = gs_tbuckets_peak(&m->peak_tb[mc], NULL);
+    for (int c = 0; c < GS_MC__N; c++)
+        if ((c == mc || mc == GS_MC__N) && m->max_block[c] > p)
+            p = m->max_block[c];
+    return p;
 }
 
 /* Records of process events: their time moves the clock, and what they
@@ -168,6 +180,8 @@ void gs_model_free(struct gs_model *m)
     free(m->exec_path);
     free(m->stopped_reason);
     free(m->live.slot);
+    for (int i = 0; i <= GS_MC__N; i++)
+        gs_tbuckets_free(&m->peak_tb[i]);
     free(m->nodes);
     free(m->site_of);
     free(m->sites);

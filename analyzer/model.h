@@ -43,6 +43,7 @@
 
 #include "growth.h"
 #include "series.h"
+#include "tbuckets.h"
 #include "trace_reader.h"
 
 enum gs_domain { GS_DOM_HOST = 0, GS_DOM_CUDA = 1, GS_DOM_TORCH = 2 };
@@ -252,7 +253,12 @@ struct gs_model {
     /* live set and per-kind totals */
     struct gs_livemap live;
     uint64_t live_bytes[GS_MC__N], live_blocks[GS_MC__N];
-    uint64_t peak_bytes[GS_MC__N], peak_total, live_total;
+    uint64_t live_total;
+    /* peaks, order-free (tbuckets.h: the file is in time order per address
+     * only): per memory class, then the total; and the largest block of
+     * each class, a peak is never less */
+    struct gs_tbuckets peak_tb[GS_MC__N + 1];
+    uint64_t max_block[GS_MC__N];
 
     /* stacks, sites, modules, Python code objects */
     struct gs_stacknode *nodes;
@@ -323,6 +329,10 @@ struct gs_model {
 };
 
 int gs_model_init(struct gs_model *m, const struct gs_model_opts *o);
+/* The largest live total of memory class mc (GS_MC__N: all classes) at a
+ * tick of the events' clock, and never less than the class's largest block
+ * (tbuckets.h says why not the running total in file order). */
+uint64_t gs_model_peak(const struct gs_model *m, int mc);
 /* Applies one record; returns 0, or -1 when out of memory. */
 int gs_model_feed(struct gs_model *m, const struct gs_record *rec);
 /* Memory-level parallelism for the hot records: the caller reads a few

@@ -164,12 +164,13 @@ static void account(struct gs_model *m, int mc, uint64_t t, uint64_t size, int s
 {
     m->live_bytes[mc] += sign > 0 ? size : 0 - size;
     m->live_total += sign > 0 ? size : 0 - size;
+    int64_t d = sign > 0 ? (int64_t)size : -(int64_t)size;
+    gs_tbuckets_add(&m->peak_tb[mc], t, d);
+    gs_tbuckets_add(&m->peak_tb[GS_MC__N], t, d);
     if (sign > 0) {
         m->live_blocks[mc]++;
-        if (m->live_bytes[mc] > m->peak_bytes[mc])
-            m->peak_bytes[mc] = m->live_bytes[mc];
-        if (m->live_total > m->peak_total)
-            m->peak_total = m->live_total;
+        if (size > m->max_block[mc])
+            m->max_block[mc] = size;
     } else if (m->live_blocks[mc]) {
         m->live_blocks[mc]--;
     }
@@ -202,8 +203,8 @@ void gs_unaccount(struct gs_model *m, const struct gs_live *e, uint64_t t)
     int mc = gs_memcat_of(e->kind);
     if (e->dom == GS_DOM_TORCH)
         gs_torch_account(m, e->size, -1);
-    else
-        account(m, mc, t, e->size, -1);
+    else    /* in the block's own order: never before its allocation */
+        account(m, mc, t < e->t ? e->t : t, e->size, -1);
     if (m->ext)
         gs_siteext_end(m->ext, site_index(m, e), e, t);
     if (e->stack < m->site_of_cap && m->site_of[e->stack])

@@ -90,9 +90,10 @@ static void counts(const struct gs_model *m, struct gs_result *r)
     r->bad_records = m->bad_records;
     r->threads = m->threads;
     r->incomplete_scans = m->incomplete_scans;
-    memcpy(r->peak_bytes, m->peak_bytes, sizeof r->peak_bytes);
     memcpy(r->live_bytes_end, m->live_bytes, sizeof r->live_bytes_end);
-    r->peak_total = m->peak_total;
+    r->peak_total = gs_model_peak(m, GS_MC__N);
+    for (int mc = 0; mc < GS_MC__N; mc++)
+        r->peak_bytes[mc] = gs_model_peak(m, mc);
     r->rss_peak = m->rss_peak;
     r->rss_last = m->rss_last;
 }

@@ -33,6 +33,8 @@
 
 #include <stdint.h>
 
+#include "tbuckets.h"
+
 struct gs_model;
 struct gs_live;
 
@@ -43,16 +45,13 @@ struct gs_sitex {
     uint64_t temp_allocs, temp_bytes;
 };
 
-#define GS_PEAK_BUCKETS 65536u
-
 struct gs_siteext {
     struct gs_sitex *v;
     uint32_t cap;
     int failed;                 /* out of memory: the figures are incomplete */
-    /* peak time: live-total deltas by time bucket (width doubles as the
-     * run goes past the last bucket) */
-    int64_t *bucket;            /* GS_PEAK_BUCKETS */
-    uint64_t width;             /* ns per bucket */
+    /* peak time: live-total deltas by time (tbuckets.h); tb.b NULL on the
+     * second read */
+    struct gs_tbuckets tb;
     uint64_t peak_at;           /* sum blocks live at this time; UINT64_MAX: unknown */
     /* temporary allocations */
     uint64_t threshold_ns;

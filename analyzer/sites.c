@@ -78,7 +78,7 @@ int gs_build_sites(struct gs_actx *c, const struct gs_siteext *x)
 {
     const struct gs_model *m = c->m;
     struct gs_result *r = c->r;
-    if (x->bucket) {
+    if (x->tb.b) {
         gs_siteext_peak(x, &r->peak_t, &r->peak_live);
     } else {
         r->peak_known = 1;
@@ -106,9 +106,9 @@ int gs_build_sites(struct gs_actx *c, const struct gs_siteext *x)
         o->live_blocks = s->live_blocks;
         if (e) {
             o->alloc_bytes = e->alloc_bytes;
-            /* a first read (x->bucket) sums every block: not the peak's */
-            o->at_peak_bytes = x->bucket ? 0 : e->at_peak_bytes;
-            o->at_peak_blocks = x->bucket ? 0 : e->at_peak_blocks;
+            /* a first read (x->tb.b) sums every block: not the peak's */
+            o->at_peak_bytes = x->tb.b ? 0 : e->at_peak_bytes;
+            o->at_peak_blocks = x->tb.b ? 0 : e->at_peak_blocks;
             o->temp_allocs = e->temp_allocs;
             o->temp_bytes = e->temp_bytes;
         }

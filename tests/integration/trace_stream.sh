@@ -142,7 +142,7 @@ for how in flip block; do
   damage $how || { fail "damaged $how: could not damage chunk $k"; continue; }
   "$GS_CLI" dump "$T/$how.trace" >"$T/$how.txt" 2>"$T/$how.err"; rc=$?
   [ $rc -eq 2 ] || fail "damaged $how: dump exit $rc, not 2"
-  [ "$(wc -l <"$T/$how.err")" -eq 1 ] && grep -q "^gcspy: $T/$how.trace: offset $at: $why" "$T/$how.err" ||
+  [ "$(wc -l <"$T/$how.err")" -eq 1 ] && grep -q "^gcspy dump: $T/$how.trace: offset $at: $why" "$T/$how.err" ||
     fail "damaged $how: error line: $(cat "$T/$how.err") (wanted offset $at: $why)"
   tail -1 "$T/$how.txt" | grep -q "^end chunks=$k " || fail "damaged $how: $(tail -1 "$T/$how.txt")"
   records "$T/$how.txt" | cmp -s - "$T/before.rec" ||

@@ -212,7 +212,7 @@ Test(model, realloc_in_place_moves_the_block_to_the_new_stack)
     cr_assert_eq(m.live_bytes[GS_MC_HOST], 250);
     cr_assert_eq(m.allocs, 1);
     cr_assert_eq(m.reallocs, 1);
-    cr_assert_eq(m.peak_bytes[GS_MC_HOST], 250);
+    cr_assert_eq(gs_model_peak(&m, GS_MC_HOST), 250);
     gs_model_free(&m);
 }
 
@@ -227,7 +227,7 @@ Test(model, torch_blocks_and_cuda_segments_are_separate_layers)
     /* the PyTorch block lies inside the segment: device totals hold the
      * segment alone, the torch layer its own */
     cr_assert_eq(m.live_bytes[GS_MC_DEVICE], 1 << 20);
-    cr_assert_eq(m.peak_total, 1 << 20);
+    cr_assert_eq(gs_model_peak(&m, GS_MC__N), 1 << 20);
     cr_assert_eq(m.torch_live_bytes, 4096);
     cr_assert_eq(m.torch_live_blocks, 1);
     feed(&m, rec_free_ex(3, 0x7f0000000000ull, GS_MEM_DEVICE, GS_FN_TORCH));

@@ -143,8 +143,8 @@ static void segments_only(const struct gs_model *m)
 {
     cr_assert_eq(m->live_bytes[GS_MC_DEVICE], 10 * MIB);
     cr_assert_eq(m->live_blocks[GS_MC_DEVICE], 2);
-    cr_assert_eq(m->peak_bytes[GS_MC_DEVICE], 10 * MIB);
-    cr_assert_eq(m->peak_total, 10 * MIB + (m->live_bytes[GS_MC_HOST] ? 64 : 0));
+    cr_assert_eq(gs_model_peak(m, GS_MC_DEVICE), 10 * MIB);
+    cr_assert_eq(gs_model_peak(m, GS_MC__N), 10 * MIB + (m->live_bytes[GS_MC_HOST] ? 64 : 0));
     const struct gs_live *seg = gs_model_live_find(m, S0, GS_DOM_CUDA);
     cr_assert_not_null(seg);
     cr_assert_eq(seg->size, 8 * MIB);
