@@ -142,6 +142,15 @@ static int pool_apply(struct gs_model *m, struct gs_poolsnap *ps)
     for (size_t k = 0; k < ps->n; k++)
         if (torch_insert(m, ps->t, &ps->blk[k]))
             return -1;
+    /* a snapshot carries only the history events newer than the last one's
+     * (trace-format.md): a device's figures add them up */
+    for (uint32_t i = 0; i < ps->nfig; i++)
+        for (size_t j = 0; j < m->npool; j++)
+            if (m->pool[j].device == ps->fig[i].device) {
+                ps->fig[i].events += m->pool[j].events;
+                for (int a = 0; a < GS_PEV__N; a++)
+                    ps->fig[i].events_by[a] += m->pool[j].events_by[a];
+            }
     if (ps->nfig > 1)
         qsort(ps->fig, ps->nfig, sizeof *ps->fig, poolfig_cmp);
     memcpy(m->pool, ps->fig, ps->nfig * sizeof *ps->fig);

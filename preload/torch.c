@@ -100,6 +100,8 @@ static Py_ssize_t (*p_seq_len)(PyObject *);
 static PyObject *(*p_seq_get)(PyObject *, Py_ssize_t);
 static unsigned long long (*p_as_u64)(PyObject *);
 static double (*p_as_double)(PyObject *);
+static PyObject *(*p_build)(const char *, ...);
+static PyObject *(*p_call)(PyObject *, PyObject *, PyObject *);
 static int (*p_gil_ensure)(void);
 static void (*p_gil_release)(int);
 static PyObject *p_true;
@@ -131,6 +133,7 @@ void gs_torch_init(void)
         !GS_PY_SYM(p_str, "PyUnicode_FromString") || !GS_PY_SYM(p_truth, "PyObject_IsTrue") ||
         !GS_PY_SYM(p_seq_len, "PySequence_Size") || !GS_PY_SYM(p_seq_get, "PySequence_GetItem") ||
         !GS_PY_SYM(p_as_u64, "PyLong_AsUnsignedLongLongMask") || !GS_PY_SYM(p_as_double, "PyFloat_AsDouble") ||
+        !GS_PY_SYM(p_build, "Py_BuildValue") || !GS_PY_SYM(p_call, "PyObject_Call") ||
         !GS_PY_SYM(p_gil_ensure, "PyGILState_Ensure") || !GS_PY_SYM(p_gil_release, "PyGILState_Release") ||
         !GS_PY_SYM(p_true, "_Py_TrueStruct"))
         return;
@@ -382,8 +385,15 @@ static PyObject *torch_cuda(void)
     return cuda;
 }
 
-/* torch.cuda.memory._record_memory_history: torch 2.x takes
- * enabled="all" (and records Python stacks by default); 1.13 takes a bool. */
+/* The history PyTorch keeps is a ring of this many events: its default
+ * (sys.maxsize) grows without end in a long job. */
+#define HISTORY_MAX_ENTRIES 65536
+
+/* torch.cuda.memory._record_memory_history: torch 2.1+ takes enabled="all"
+ * with context, stacks and max_entries; its defaults (C++ stacks, context
+ * for frees too, no bound) cost an unwind per event and unbounded memory,
+ * so ask for Python stacks of allocations in a bounded ring. 1.13 and 2.0
+ * take a bool (a TypeError for the keywords). */
 static void history_start(PyObject *cuda)
 {
     if (!gs_opt.torch_history || atomic_exchange(&history_on, 1))
@@ -392,9 +402,12 @@ static void history_start(PyObject *cuda)
     PyObject *rec = mem ? gs_py_getattr(mem, "_record_memory_history") : NULL;
     PyObject *r = NULL;
     if (rec) {
-        PyObject *all = p_str("all");
-        r = all ? gs_py_call1(rec, all) : NULL;
-        gs_py_decref(all);
+        PyObject *args = p_build("()");
+        PyObject *kw = p_build("{s:s,s:s,s:s,s:i}", "enabled", "all", "context", "alloc", "stacks",
+                               "python", "max_entries", HISTORY_MAX_ENTRIES);
+        r = args && kw ? p_call(rec, args, kw) : NULL;
+        gs_py_decref(args);
+        gs_py_decref(kw);
         if (!r) {
             gs_py_err_clear();
             r = gs_py_call1(rec, p_true);
@@ -588,6 +601,43 @@ static void walk_segments(PyObject *segs, uint64_t id, int out, struct counts *c
     }
 }
 
+/* Every snapshot hands out the whole history ring again; each is written
+ * with only the events newer than the last one written for its device
+ * (trace-format.md), so periodic scans do not grow the trace with the square
+ * of the job's length. An event is known again by its time, action, address
+ * and size; when the ring has moved past it, every event is new. */
+#define HIST_DEVICES 64
+struct ev_key { uint64_t us, addr, size; unsigned action; };
+static struct ev_key last_ev[HIST_DEVICES];
+
+static struct ev_key ev_key_of(PyObject *ev)
+{
+    struct ev_key k = {u64_of(dget(ev, "time_us")), u64_of(dget(ev, "addr")), u64_of(dget(ev, "size")),
+                       action_of(dget(ev, "action"))};
+    return k;
+}
+
+static int ev_key_eq(const struct ev_key *a, const struct ev_key *b)
+{
+    return a->us == b->us && a->addr == b->addr && a->size == b->size && a->action == b->action;
+}
+
+/* The index of the first event of `evs` (ne of them) not yet written. */
+static Py_ssize_t first_new(PyObject *evs, Py_ssize_t ne, Py_ssize_t d)
+{
+    if (d >= HIST_DEVICES || !last_ev[d].us)
+        return 0;
+    for (Py_ssize_t j = ne - 1; j >= 0; j--) {
+        PyObject *ev = p_seq_get(evs, j);
+        struct ev_key k = ev ? ev_key_of(ev) : (struct ev_key){0};
+        gs_py_decref(ev);
+        if (ev_key_eq(&k, &last_ev[d]))
+            return j + 1;
+    }
+    gs_py_err_clear();
+    return 0;
+}
+
 /* device_traces, one list per device: counts, or POOL_EVENT records. */
 static void walk_traces(PyObject *traces, uint64_t id, int out, struct counts *c)
 {
@@ -596,9 +646,11 @@ static void walk_traces(PyObject *traces, uint64_t id, int out, struct counts *c
     for (Py_ssize_t d = 0; d < nd; d++) {
         PyObject *evs = p_seq_get(traces, d);
         Py_ssize_t ne = evs ? p_seq_len(evs) : 0;
-        for (Py_ssize_t j = 0; j < ne; j++) {
+        for (Py_ssize_t j = first_new(evs, ne, d); j < ne; j++) {
             PyObject *ev = p_seq_get(evs, j);
             c->events++;
+            if (out && j == ne - 1 && d < HIST_DEVICES && ev)
+                last_ev[d] = ev_key_of(ev);
             if (out) {
                 uint64_t us = u64_of(dget(ev, "time_us")), t = 0;
                 if (us && us * 1000 > wall0 && us * 1000 - wall0 <= gs_now_fine())

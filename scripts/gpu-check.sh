@@ -5,7 +5,17 @@
 # a few minutes (a budget of GPU_CHECK_BUDGET_S, default 540 s, is never
 # exceeded: what is left when it runs out is reported as FAIL, out of time).
 #
-#   bash scripts/gpu-check.sh
+#   bash scripts/gpu-check.sh            # on the GPU machine
+#   bash scripts/gpu-check.sh --double   # here: the same check on the test double
+#
+# --double runs the check's own logic (build, programs built against the
+# given libraries, cuda_shim.sh's real-GPU mode with its CUPTI comparison,
+# the summary and exit status) against the CUDA test double in
+# build/cuda_double instead of a GPU, so the script is itself tested
+# (tests/integration/cuda_gpu_check.sh). On the double the CUPTI subscriber
+# must refuse in one line (not NVIDIA's driver) rather than attach; the
+# double does not load CUDA_INJECTION64_PATH and has no PyTorch CUDA build,
+# so steps 3 and 4 are SKIP there.
 #
 # Steps, each reported PASS, FAIL or SKIP (with the reason) in a closing
 # summary; the exit status is 1 if anything failed, 77 if there is no GPU or
@@ -38,11 +48,18 @@
 #      Needs a python with a CUDA build of PyTorch (GPU_CHECK_PYTHON, else the
 #      first of python3, /opt/torch/.venv/bin/python3, /usr/bin/python3 whose
 #      torch sees the GPU); skipped otherwise.
-# Everything (build log, traces, reports, outputs) stays in build/gpu-check/.
+# Everything (build log, traces, reports, outputs) stays in build/gpu-check/
+# (GPU_CHECK_OUT to put it elsewhere).
 set -u
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$PWD
-OUT=$ROOT/build/gpu-check
+DOUBLE=0
+case "${1:-}" in
+  --double) DOUBLE=1 ;;
+  '') ;;
+  *) echo "gpu-check: unknown argument '$1' (usage: gpu-check.sh [--double])" >&2; exit 2 ;;
+esac
+OUT=${GPU_CHECK_OUT:-$ROOT/build/gpu-check}
 BUDGET=${GPU_CHECK_BUDGET_S:-540}
 T0=$(date +%s)
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -69,7 +86,7 @@ budget() {
 }
 finish() {
   echo
-  echo "gpu-check summary ($(( $(date +%s) - T0 )) s; logs in ${OUT#$ROOT/}):"
+  echo "gpu-check summary ($(( $(date +%s) - T0 )) s; logs in ${OUT#$ROOT/}$([ $DOUBLE = 1 ] && echo '; on the CUDA test double')):"
   printf '  %s\n' "${results[@]}"
   echo "gpu-check: $npass passed, $nfail failed, $nskip skipped"
   [ "$nfail" -gt 0 ] && exit 1
@@ -80,7 +97,7 @@ rm -rf "$OUT"
 mkdir -p "$OUT/programs"
 
 # ---- 0. what is here ----
-if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+if [ $DOUBLE = 0 ] && { ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L 2>/dev/null | grep -q '^GPU '; }; then
   say "no NVIDIA GPU here (nvidia-smi missing or lists no GPU): nothing to check"
   exit 77
 fi
@@ -94,11 +111,16 @@ if [ ! -f "$CUDA_HOME/include/cuda_runtime.h" ]; then
   exit 77
 fi
 export CUDA_HOME
-say "$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)"
+if [ $DOUBLE = 1 ]; then
+  say "no GPU used: the CUDA test double (build/cuda_double) stands in for libcudart and libcuda"
+else
+  say "$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)"
+fi
 say "toolkit $CUDA_HOME (CUDA_VERSION $(awk '$1 == "#define" && $2 == "CUDA_VERSION" {print $3; exit}' "$CUDA_HOME/include/cuda.h"))"
 
 PY=
-for cand in ${GPU_CHECK_PYTHON:-} python3 /opt/torch/.venv/bin/python3 /usr/bin/python3 python; do
+[ $DOUBLE = 1 ] && cands= || cands="${GPU_CHECK_PYTHON:-} python3 /opt/torch/.venv/bin/python3 /usr/bin/python3 python"
+for cand in $cands; do
   command -v "$cand" >/dev/null 2>&1 || continue
   if info=$(timeout 120 "$cand" -c 'import sys, torch
 assert torch.cuda.is_available(), "no GPU for torch"
@@ -108,13 +130,14 @@ print("python %d.%d, torch %s (CUDA %s)" % (sys.version_info[0], sys.version_inf
     break
   fi
 done
-[ -n "$PY" ] || say "no python whose torch sees the GPU (tried ${GPU_CHECK_PYTHON:+$GPU_CHECK_PYTHON }python3 /opt/torch/.venv/bin/python3 /usr/bin/python3 python)"
+[ -n "$PY" ] || [ $DOUBLE = 1 ] || say "no python whose torch sees the GPU (tried ${GPU_CHECK_PYTHON:+$GPU_CHECK_PYTHON }python3 /opt/torch/.venv/bin/python3 /usr/bin/python3 python)"
 # A python for reading JSON reports: the torch one, or any.
 JPY=${PY:-$(command -v python3 || command -v /usr/bin/python3)}
 
 # ---- 1. build ----
+[ $DOUBLE = 1 ] && double_target=cuda-double || double_target=
 if timeout "$(budget 300)" make -j"$(nproc)" CUDA_HOME="$CUDA_HOME" build/libgcspy.so build/gcspy \
-     build/libgcspy_cupti.so >"$OUT/build.log" 2>&1; then
+     build/libgcspy_cupti.so $double_target >"$OUT/build.log" 2>&1; then
   result PASS "build: libgcspy.so, gcspy, libgcspy_cupti.so"
 else
   tail -15 "$OUT/build.log" | sed 's/^/    /'
@@ -132,17 +155,29 @@ fi
 
 # ---- 2. the CUDA programs on the real runtime ----
 CD_FLAGS="-g -O2 -fno-omit-frame-pointer -Wall -Wextra -isystem $CUDA_HOME/include -Itests/cuda_double"
-RT_LIBS="-L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcudart -ldl -lpthread"
-DRV_LIBS="$RT_LIBS -L$CUDA_HOME/lib64/stubs -lcuda"
+if [ $DOUBLE = 1 ]; then
+  RT_LIBS="-L$ROOT/build/cuda_double -Wl,-rpath,$ROOT/build/cuda_double -lcudart -ldl -lpthread"
+  DRV_LIBS="$RT_LIBS -lcuda"
+else
+  RT_LIBS="-L$CUDA_HOME/lib64 -Wl,-rpath,$CUDA_HOME/lib64 -lcudart -ldl -lpthread"
+  DRV_LIBS="$RT_LIBS -L$CUDA_HOME/lib64/stubs -lcuda"
+fi
+# On the double, a few programs (each runs twice: with and without CUPTI):
+# the check's logic is what is tested there, tests/integration/cuda_shim.sh
+# runs them all.
+[ $DOUBLE = 1 ] && CASES="cuda_three cuda_driver cuda_entry_points" || CASES=
+want() { [ -z "$CASES" ] || grep -qw "$1" <<<"$CASES"; }
 progs_ok=1
 for p in cuda_three cuda_kept_pinned cuda_kept_thread cuda_pinned_leak cuda_pinned_dlopen \
          cuda_entry_points cuda_sync; do
+  want $p || continue
   gcc -std=gnu11 $CD_FLAGS -o "$OUT/programs/$p" "tests/programs/$p.c" $RT_LIBS >>"$OUT/programs.log" 2>&1 || progs_ok=0
 done
 for p in cuda_driver cuda_async_vmm cuda_oom cuda_stress cuda_driver_api cuda_ctx_teardown; do
+  want $p || continue
   gcc -std=gnu11 $CD_FLAGS -o "$OUT/programs/$p" "tests/programs/$p.c" $DRV_LIBS >>"$OUT/programs.log" 2>&1 || progs_ok=0
 done
-g++ -std=gnu++17 $CD_FLAGS -o "$OUT/programs/cuda_kept_heap" tests/programs/cuda_kept_heap.cpp $RT_LIBS \
+! want cuda_kept_heap || g++ -std=gnu++17 $CD_FLAGS -o "$OUT/programs/cuda_kept_heap" tests/programs/cuda_kept_heap.cpp $RT_LIBS \
   >>"$OUT/programs.log" 2>&1 || progs_ok=0
 # Not on the double's library path: the real runtime and driver only.
 LD_LIBRARY_PATH=$(tr ':' '\n' <<<"${LD_LIBRARY_PATH:-}" | grep -v cuda_double | paste -sd: -)
@@ -156,9 +191,14 @@ else
   say "cuda programs use $lib"
   if ! have_time; then
     result FAIL "CUDA programs under the shim: out of time"
-  elif GS_CUDA_REAL=1 GS_CUDA_PROGS="$OUT/programs" timeout "$(budget 240)" \
+  elif GS_CUDA_REAL=1 GS_CUDA_PROGS="$OUT/programs" GS_CUDA_CUPTI=$([ $DOUBLE = 1 ] && echo refused || echo attached) \
+       GS_CUDA_CASES=$CASES timeout "$(budget 240)" \
        bash tests/integration/cuda_shim.sh >"$OUT/cuda_shim.log" 2>&1; then
-    result PASS "CUDA programs under the shim on the real runtime: outcomes as on the double, CUPTI attached, same events without it"
+    if [ $DOUBLE = 1 ]; then
+      result PASS "CUDA programs under the shim on the double in real-GPU mode: outcomes as expected, CUPTI refused in one line, same events without it"
+    else
+      result PASS "CUDA programs under the shim on the real runtime: outcomes as on the double, CUPTI attached, same events without it"
+    fi
   else
     grep -E '^FAIL' "$OUT/cuda_shim.log" | head -12 | sed 's/^/    /'
     result FAIL "CUDA programs under the shim on the real runtime (build/gpu-check/cuda_shim.log)"
@@ -166,7 +206,9 @@ else
 fi
 
 # ---- 3. the subscriber loaded by the driver alone ----
-if ! have_time; then
+if [ $DOUBLE = 1 ]; then
+  result SKIP "CUDA_INJECTION64_PATH alone: the double does not load injection libraries"
+elif ! have_time; then
   result FAIL "CUDA_INJECTION64_PATH alone: out of time"
 elif [ -x "$OUT/programs/cuda_three" ] && [ -f build/libgcspy_cupti.so ] && [ -n "${lib:-}" ]; then
   mkdir -p "$OUT/inject"
@@ -309,7 +351,9 @@ run_torch() {
   fi
 }
 
-if [ -z "$PY" ]; then
+if [ $DOUBLE = 1 ]; then
+  result SKIP "PyTorch runs: no CUDA build of PyTorch runs on the double"
+elif [ -z "$PY" ]; then
   result SKIP "PyTorch runs: no python with a CUDA build of torch (set GPU_CHECK_PYTHON)"
 elif [ ! -x build/gcspy ]; then
   result FAIL "PyTorch runs: build/gcspy missing"

@@ -45,7 +45,9 @@
 # host side of the scans is not judged (the real libraries allocate), and
 # each program must give the same CUDA events with GCSPY_CUPTI=0 as with
 # CUPTI attached (one call, one event). docs/gpu.md says which paths are
-# tested where.
+# tested where. GS_CUDA_CUPTI=refused (scripts/gpu-check.sh --double: the
+# same real-GPU mode on the double's libraries) expects the subscriber's
+# one-line refusal instead of CUPTI attached.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -57,9 +59,13 @@ fi
 . tests/lib.sh
 gs_init cuda_shim
 [ "$REAL" = 1 ] && GS_PROGS=$(realpath "${GS_CUDA_PROGS:-build/gpu-check/programs}")
-gs_need cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-        cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_ctx_teardown cuda_async_vmm \
-        cuda_oom cuda_stress cuda_sync cuda_driver_api
+ALL_CASES="cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread
+           cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_ctx_teardown cuda_async_vmm
+           cuda_oom cuda_stress cuda_sync cuda_driver_api"
+# GS_CUDA_CASES: the real-GPU mode's programs, a subset of ALL_CASES (the
+# double run of gpu-check.sh keeps to a few, to stay short).
+CASES=${GS_CUDA_CASES:-$ALL_CASES}
+if [ "$REAL" = 1 ]; then gs_need $CASES; else gs_need $ALL_CASES; fi
 unset GS_CUDA_DOUBLE_MEM GS_CUDA_DOUBLE_DEVICES GS_CUDA_DOUBLE_SYNC_US LD_LIBRARY_PATH
 
 cat >"$GS_T/cudacheck.py" <<'PY'
@@ -327,12 +333,15 @@ if [ "$REAL" = 1 ]; then
   export GCSPY_FLUSH_MS=10
   # CUPTI attached (its exit line), and one call is one event: the same CUDA
   # events as without it.
-  for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
-           cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_ctx_teardown cuda_async_vmm \
-           cuda_oom cuda_stress cuda_sync cuda_driver_api; do
+  for p in $CASES; do
     GCSPY_QUIET=0 run "$p" || continue
-    grep -q '^gcspy: cupti: ' "$GS_DIR/err" ||
-      fail "$p: CUPTI not attached: $(grep -i cupti "$GS_DIR/err" | head -3)"
+    if [ "${GS_CUDA_CUPTI:-attached}" = refused ]; then
+      n=$(grep -c 'CUPTI subscriber not attached' "$GS_DIR/err")
+      [ "$n" -eq 1 ] || fail "$p: $n lines refusing CUPTI on stderr, expected 1: $(grep -i cupti "$GS_DIR/err" | head -3)"
+    else
+      grep -q '^gcspy: cupti: ' "$GS_DIR/err" ||
+        fail "$p: CUPTI not attached: $(grep -i cupti "$GS_DIR/err" | head -3)"
+    fi
     cuda_events "$GS_DUMP" >"$GS_T/$p.with"
     GCSPY_CUPTI=0 run "$p" || continue
     cuda_events "$GS_DUMP" >"$GS_T/$p.without"

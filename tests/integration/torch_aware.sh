@@ -111,11 +111,14 @@ HOST="[(24, ('plant_lost', $ll))]"
 POOL="'segments': 1, 'reserved_bytes': 2097152, 'allocated_blocks': 7, 'allocated_bytes': 755712, 'cached_free_blocks': 1, 'cached_free_bytes': 1341440, 'pending_free_blocks': 0"
 
 job exit -- && {
-  grep -qx "history True \['all'\]" "$GS_DIR/out" || fail "exit: gcspy did not switch the memory history on: $(head -1 "$GS_DIR/out")"
+  grep -qx "history True \[('all', 'alloc', 'python', 65536)\]" "$GS_DIR/out" ||
+    fail "exit: gcspy did not switch the memory history on with Python stacks of allocations, at most 65536 entries: $(head -1 "$GS_DIR/out")"
   verify exit "{'torch': $TENSORS, 'host_definite': $HOST, 'pool': {$POOL, 'events': 13}, 'reasons': ['exit'], 'scans': ['exit']}"
 }
-job v113 TOY_FORMAT=1.13 -- &&
+job v113 TOY_FORMAT=1.13 -- && {
+  grep -qx "history True \[True\]" "$GS_DIR/out" || fail "1.13: history not switched on with a bool: $(head -1 "$GS_DIR/out")"
   verify 1.13 "{'torch': $TENSORS, 'host_definite': $HOST, 'pool': {$POOL, 'events': 0}, 'reasons': ['exit'], 'scans': ['exit']}"
+}
 job api GCSPY_SCAN_MODE=fork -- api && {
   grep -qx "scan 0" "$GS_DIR/out" || fail "api: gcspy_scan() returned: $(grep scan "$GS_DIR/out")"
   # the report's leaks come from the last (exit) scan; the api one is in the dump
@@ -124,9 +127,13 @@ job api GCSPY_SCAN_MODE=fork -- api && {
   verify api "{'torch': $TENSORS, 'host_definite': $HOST, 'reasons': ['api', 'exit'], 'scans': ['api', 'exit']}"
 }
 job signal GCSPY_SCAN_SIGNAL=12 -- signal && {
+  # two snapshots, each with only the history events newer than the last:
+  # the 13 events once, and the report's figure adds them up
+  n=$(grep -c '^pool_event ' "$GS_DUMP")
+  [ "$n" -eq 13 ] || fail "signal: $n POOL_EVENT records over two snapshots, expected the 13 events once"
   n=$(grep '^scan_block id=1 ' "$GS_DUMP" | grep 'fn=torch' | grep -cv 'class=reachable')
   [ "$n" -eq 3 ] || fail "signal: the signal scan found $n unreachable tensor blocks, expected 3"
-  verify signal "{'torch': $TENSORS, 'host_definite': $HOST, 'reasons': ['scan', 'exit'], 'scans': ['signal', 'exit']}"
+  verify signal "{'torch': $TENSORS, 'host_definite': $HOST, 'pool': {'events': 13}, 'reasons': ['scan', 'exit'], 'scans': ['signal', 'exit']}"
 }
 job weakoff GCSPY_TORCH_WEAK= -- &&
   verify "weak off" "{'torch': [], 'host_definite': $HOST, 'reasons': ['exit'], 'scans': ['exit']}"

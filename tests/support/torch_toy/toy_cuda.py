@@ -13,6 +13,7 @@ history is on, innermost first.
 """
 import ctypes
 import os
+import sys
 import time
 import traceback
 
@@ -89,9 +90,17 @@ class Tensor:
         self.data = 0
 
 
-def _record_memory_history(enabled=True, *args, **kwargs):
+def _record_memory_history(enabled="all", context="all", stacks="all", max_entries=sys.maxsize,
+                           device=None):
+    """torch 2.1+'s signature and defaults (1.13's takes a bool only);
+    records the arguments as they take effect."""
     global recording
-    history_calls.append(enabled)
+    if FORMAT == "1.13":
+        if not isinstance(enabled, bool) or (context, stacks, max_entries) != ("all", "all", sys.maxsize):
+            raise TypeError("_record_memory_history() of torch 1.13 takes a bool")
+        history_calls.append(enabled)
+    else:
+        history_calls.append((enabled, context, stacks, max_entries))
     recording = bool(enabled) and enabled != "None"
 
 
