@@ -205,6 +205,8 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
     struct pass *p = calloc(1, sizeof *p);
     struct gs_result *r = calloc(1, sizeof *r);
     int ok = p && r && gs_model_init(&p->m, &o->model) == 0;
+    if (ok)
+        p->m.pool_events_delta = gs_reader_major(rd) >= 2;
     if (p) {
         gs_validate_init(&p->val);
         p->due = UINT64_MAX;

@@ -24,6 +24,7 @@ int gs_model_init(struct gs_model *m, const struct gs_model_opts *o)
     else
         m->opts.cuda_pause_ns = 1000000;
     m->next_step_cp = 1;
+    m->pool_events_delta = 1;
     m->next_tick = GS_TICK_MIN_NS;
     if (gs_live_init(&m->live, 1u << 12) || gs_series_init(&m->series, GS_CH__N))
         return -1;

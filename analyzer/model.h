@@ -224,6 +224,11 @@ struct gs_model_opts {
 
 struct gs_model {
     struct gs_model_opts opts;
+    /* format 2.0 on, a POOL snapshot's history events are those newer than
+     * the last snapshot's, summed here; 1.x repeated the whole history, the
+     * last snapshot's count holding (set by the caller from the trace's
+     * version; gs_model_init: 1) */
+    int pool_events_delta;
 
     /* PROCESS_START (strings owned, NUL-terminated) */
     int have_proc;

@@ -143,8 +143,8 @@ static int pool_apply(struct gs_model *m, struct gs_poolsnap *ps)
         if (torch_insert(m, ps->t, &ps->blk[k]))
             return -1;
     /* a snapshot carries only the history events newer than the last one's
-     * (trace-format.md): a device's figures add them up */
-    for (uint32_t i = 0; i < ps->nfig; i++)
+     * (trace-format.md, 2.0 on): a device's figures add them up */
+    for (uint32_t i = 0; m->pool_events_delta && i < ps->nfig; i++)
         for (size_t j = 0; j < m->npool; j++)
             if (m->pool[j].device == ps->fig[i].device) {
                 ps->fig[i].events += m->pool[j].events;

@@ -336,8 +336,11 @@ if [ "$REAL" = 1 ]; then
   for p in $CASES; do
     GCSPY_QUIET=0 run "$p" || continue
     if [ "${GS_CUDA_CUPTI:-attached}" = refused ]; then
+      # the attempt comes on the writer's first tick after libcuda loads: a
+      # program done sooner ends without one (and without a line); never twice
       n=$(grep -c 'CUPTI subscriber not attached' "$GS_DIR/err")
-      [ "$n" -eq 1 ] || fail "$p: $n lines refusing CUPTI on stderr, expected 1: $(grep -i cupti "$GS_DIR/err" | head -3)"
+      [ "$n" -le 1 ] || fail "$p: $n lines refusing CUPTI on stderr, expected at most 1"
+      refusals=$((${refusals:-0} + n))
     else
       grep -q '^gcspy: cupti: ' "$GS_DIR/err" ||
         fail "$p: CUPTI not attached: $(grep -i cupti "$GS_DIR/err" | head -3)"
@@ -348,6 +351,8 @@ if [ "$REAL" = 1 ]; then
     cmp -s "$GS_T/$p.with" "$GS_T/$p.without" ||
       fail "$p: CUDA events differ with CUPTI attached: $(diff "$GS_T/$p.without" "$GS_T/$p.with" | head -8)"
   done
+  [ "${GS_CUDA_CUPTI:-attached}" != refused ] || [ "${refusals:-0}" -ge 1 ] ||
+    fail "no case printed the line refusing CUPTI"
   gs_done
 fi
 
