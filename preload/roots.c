@@ -54,8 +54,6 @@
 #include "elfsym.h"
 #include "mem.h"
 #include "modules.h"
-#include "pyarena.h"
-#include "pyframes.h"
 #include "roots.h"
 
 #define GS_REGION_SHIFT 16
@@ -463,21 +461,8 @@ static int add_cached_dtv(struct gs_roots *r, const struct map *m)
     return 0;
 }
 
-/* add_minus for pyarena.c, which hands on the parts of a mapping. */
-struct minus_ctx {
-    struct gs_roots *r;
-    const struct collect *c;
-};
-
-static int add_minus_cb(void *ctx, uintptr_t lo, uintptr_t hi)
-{
-    const struct minus_ctx *m = ctx;
-    return add_minus(m->r, lo, hi, m->c->ex, m->c->nex);
-}
-
 /* Every private writable mapping, less the (sorted, merged) exclusions; of
- * a cached thread stack only its descriptor's DTV pointer; of CPython's
- * small-object pools in anonymous memory only the allocated blocks. */
+ * a cached thread stack only its descriptor's DTV pointer. */
 static int add_mappings(struct gs_roots *r, const struct collect *c, const struct gs_stopped *th,
                         int nth, uintptr_t self_sp)
 {
@@ -500,9 +485,7 @@ static int add_mappings(struct gs_roots *r, const struct collect *c, const struc
                 return -1;
             continue;
         }
-        struct minus_ctx mc = {r, c};
-        if (!m->file && gs_py_active() ? gs_pyarena_split(m->lo, m->hi, add_minus_cb, &mc)
-                                       : add_minus(r, m->lo, m->hi, c->ex, c->nex))
+        if (add_minus(r, m->lo, m->hi, c->ex, c->nex))
             return -1;
     }
     return 0;
