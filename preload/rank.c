@@ -15,6 +15,16 @@
  * script Python runs; it is recorded as a launcher with no rank, never as
  * rank 0, so its trace does not read as the first worker's.
  *
+ * An sbatch batch script is a launcher too, though slurmstepd gives it
+ * SLURM_PROCID=0 (it is task 0 of the batch step): it has SLURM_JOB_ID but
+ * no SLURM_STEP_ID, which slurmstepd sets only for a step with a number of
+ * its own (srun's steps 0, 1, ...; src/common/env.c's setup_env leaves it
+ * out for the batch step, whose id, SLURM_BATCH_SCRIPT, is negative as an
+ * int); a SLURM_STEP_ID that is not a plain step number ("batch", or the
+ * batch step's 4294967291 / 4294967294 where a site sets it) counts the
+ * same. Only SLURM_PROCID is judged so: a RANK set inside the batch
+ * script (torchrun's workers) still names a rank.
+ *
  * Runs at start before libc may be ready: no getenv, no allocation.
  */
 #define _GNU_SOURCE
@@ -57,6 +67,20 @@ static uint64_t num1(char **envp, const char *name)
     for (; *v >= '0' && *v <= '9'; v++)
         x = x * 10 + (uint64_t)(*v - '0');
     return *v ? 0 : x + 1;
+}
+
+/* SLURM_PROCID comes from an sbatch batch step, not an srun step (above). */
+static int slurm_batch_step(char **envp)
+{
+    const char *job = gs_env_get(envp, "SLURM_JOB_ID");
+    if (!job || !*job)
+        return 0;
+    uint64_t step1 = num1(envp, "SLURM_STEP_ID");
+    if (!step1 && !gs_env_get(envp, "SLURM_STEP_ID"))
+        step1 = num1(envp, "SLURM_STEPID");
+    /* unset or not a number: 0; the special steps (batch, extern,
+     * interactive) sit at the top of the 32-bit range */
+    return !step1 || step1 - 1 >= 0xfffffff0u;
 }
 
 static const char *base_name(const char *p)
@@ -107,6 +131,11 @@ void gs_rank_detect(char **envp, const char *exe, const char *argv, size_t len)
     } else {
         for (size_t i = 0; i < sizeof vars / sizeof *vars && !r.rank1; i++) {
             r.rank1 = num1(envp, vars[i].rank);
+            if (r.rank1 && !strcmp(vars[i].rank, "SLURM_PROCID") && slurm_batch_step(envp)) {
+                r.rank1 = 0;
+                r.launcher = 1;
+                break;
+            }
             if (r.rank1) {
                 r.local_rank1 = num1(envp, vars[i].local);
                 r.world_size1 = num1(envp, vars[i].size);

@@ -12,6 +12,10 @@
 # Python script named torchrun) are marked launcher, with no rank, even
 # where an outer launcher's SLURM_PROCID=0 is set: t-launcher.trace, the
 # report's "launcher": true and rank null, the text report's "launcher".
+# An sbatch batch script (SLURM_JOB_ID and SLURM_PROCID=0 set, no
+# SLURM_STEP_ID, or the batch step's id) is a launcher too; a task of an
+# srun step in the same job (SLURM_STEP_ID=0) keeps its rank, and so does
+# torchrun's worker started from the batch script (RANK set).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/lib.sh
@@ -42,6 +46,13 @@ one none /bin/true
 one srun SLURM_PROCID=0 SLURM_NTASKS=2 "$D/bin/srun"
 one mpirun "$D/bin/mpirun"
 one torchrun SLURM_PROCID=0 SLURM_NTASKS=2 /usr/bin/python3 "$D/bin/torchrun" --standalone x.py
+one sbatch SLURM_JOB_ID=42 SLURM_JOBID=42 SLURM_PROCID=0 SLURM_LOCALID=0 SLURM_NTASKS=4 \
+  ENVIRONMENT=BATCH /bin/true
+one sbatch_id SLURM_JOB_ID=42 SLURM_PROCID=0 SLURM_STEP_ID=4294967291 SLURM_STEPID=4294967291 /bin/true
+one sbatch_name SLURM_JOB_ID=42 SLURM_PROCID=0 SLURM_STEP_ID=batch /bin/true
+one srun_step SLURM_JOB_ID=42 SLURM_PROCID=3 SLURM_LOCALID=1 SLURM_NTASKS=4 SLURM_STEP_ID=0 \
+  SLURM_STEPID=0 ENVIRONMENT=BATCH /bin/true
+one sbatch_torch SLURM_JOB_ID=42 SLURM_PROCID=0 RANK=1 LOCAL_RANK=1 WORLD_SIZE=2 /bin/true
 
 /usr/bin/python3 - "$D" <<'PY' || fail "see above"
 import json, sys
@@ -56,6 +67,11 @@ want = {  # name: file, rank, local_rank, world_size, launcher
     "srun": ("t-launcher.trace", None, None, None, True),
     "mpirun": ("t-launcher.trace", None, None, None, True),
     "torchrun": ("t-launcher.trace", None, None, None, True),
+    "sbatch": ("t-launcher.trace", None, None, None, True),
+    "sbatch_id": ("t-launcher.trace", None, None, None, True),
+    "sbatch_name": ("t-launcher.trace", None, None, None, True),
+    "srun_step": ("t-3.trace", 3, 1, 4, False),
+    "sbatch_torch": ("t-1.trace", 1, 1, 2, False),
 }
 files = dict(l.split() for l in open(d + "/list"))
 bad = 0
