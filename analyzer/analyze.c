@@ -224,8 +224,15 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
         }
     }
     int st = ok ? read_all(rd, p) : -1;
-    ok = st >= 0 && note_completeness(rd, st, p, r) == 0 && gs_model_finish(&p->m) == 0 &&
-         build(p, name, o, sym, r) == 0;
+    ok = st >= 0 && note_completeness(rd, st, p, r) == 0 && gs_model_finish(&p->m) == 0;
+    if (ok) {
+        /* the shared symbolizer is this trace's only in its turn (turn.h) */
+        if (sym && o->turn)
+            gs_turn_take(o->turn, o->turn_index);
+        ok = build(p, name, o, sym, r) == 0;
+        if (sym && o->turn)
+            gs_turn_give(o->turn, o->turn_index);
+    }
     gs_reader_close(rd);
     if (p)
         pass_free(p);

@@ -16,6 +16,7 @@
 #include "names.h"
 #include "result.h"
 #include "symbols.h"
+#include "turn.h"
 #include "userframe.h"
 
 struct gs_analyze_opts {
@@ -41,6 +42,10 @@ struct gs_analyze_opts {
     int sites_pass2;            /* inside: the second read, peak at sites_peak_t */
     uint64_t sites_peak_t;
     const struct gs_userframe_opts *userframe; /* the user's code (NULL: defaults) */
+    /* traces analysed on several threads with one symbolizer (turn.h):
+     * this trace symbolizes in turn turn_index; NULL: one thread */
+    struct gs_turn *turn;
+    size_t turn_index;
 };
 
 void gs_analyze_defaults(struct gs_analyze_opts *o);

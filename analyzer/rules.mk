@@ -13,7 +13,7 @@ GS_ANALYZER_SRCS := $(filter-out $(GS_CLI_SRCS),$(sort $(wildcard analyzer/*.c) 
 GS_ANALYZER_LIB_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(GS_ANALYZER_SRCS))
 GS_CLI_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(GS_CLI_SRCS))
 GS_ANALYZER_OBJS := $(GS_ANALYZER_LIB_OBJS) $(GS_CLI_OBJS)
-GS_ANALYZER_LIBS := -lzstd -ldw -lelf -lm
+GS_ANALYZER_LIBS := -lzstd -ldw -lelf -lm -pthread
 
 all: $(BUILD)/gcspy
 

@@ -179,10 +179,10 @@ int gs_cmd_check(int argc, char **argv)
         goto out;
     struct gs_loaded ld;
     struct gs_verdict *vs = NULL;
-    if (gs_load_traces("check", ca.c.paths, ca.c.npaths, &ca.c.ao, ca.c.symbols, ca.c.sysroot,
-                       ca.c.supps.n ? &ca.c.supps : NULL, ca.c.quiet, &ld) ||
-        !(vs = calloc(ld.n, sizeof *vs))) {
-        fprintf(stderr, "gcspy check: out of memory\n");
+    int lrc = gs_load_common("check", &ca.c, &ld);
+    if (lrc || !(vs = calloc(ld.n, sizeof *vs))) {
+        if (!lrc) /* else already said */
+            fprintf(stderr, "gcspy check: out of memory\n");
         gs_loaded_free(&ld);
         goto out;
     }

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,9 +106,87 @@ int gs_parse_count(struct gs_args *a, const char *opt, const char *s, uint64_t *
     return 0;
 }
 
+/* ---- N traces at a time ---- */
+
+struct pfor {
+    size_t n;
+    void (*fn)(void *arg, size_t i, struct gs_turn *turn);
+    void *arg;
+    struct gs_turn turn;
+    pthread_mutex_t mu;
+    size_t next;                /* handed out in increasing order (turn.h) */
+};
+
+static void *pfor_worker(void *arg)
+{
+    struct pfor *p = arg;
+    for (;;) {
+        pthread_mutex_lock(&p->mu);
+        size_t i = p->next++;
+        pthread_mutex_unlock(&p->mu);
+        if (i >= p->n)
+            return NULL;
+        p->fn(p->arg, i, &p->turn);
+        gs_turn_skip(&p->turn, i);
+    }
+}
+
+int gs_each_parallel(size_t n, unsigned jobs,
+                     void (*fn)(void *arg, size_t i, struct gs_turn *turn), void *arg)
+{
+    if (jobs > n)
+        jobs = (unsigned)n;
+    if (jobs <= 1) {
+        for (size_t i = 0; i < n; i++)
+            fn(arg, i, NULL);
+        return 0;
+    }
+    pthread_t *th = calloc(jobs, sizeof *th);
+    if (!th)
+        return -1;
+    struct pfor p = { .n = n, .fn = fn, .arg = arg };
+    gs_turn_init(&p.turn);
+    pthread_mutex_init(&p.mu, NULL);
+    unsigned started = 0;
+    for (; started + 1 < jobs; started++)
+        if (pthread_create(&th[started], NULL, pfor_worker, &p))
+            break; /* fewer threads: the others take up the work */
+    pfor_worker(&p); /* this thread is one of them */
+    for (unsigned k = 0; k < started; k++)
+        pthread_join(th[k], NULL);
+    pthread_mutex_destroy(&p.mu);
+    gs_turn_destroy(&p.turn);
+    free(th);
+    return 0;
+}
+
+/* ---- loading traces ---- */
+
+/* What gs_load_traces's threads share: the inputs and where each result
+ * goes. */
+struct loader {
+    char **paths;
+    const struct gs_analyze_opts *o;
+    struct gs_symbolizer *sym;
+    int *rc;                    /* per trace: gs_analyze_file's */
+    char (*err)[1024];          /* per trace: its message when rc != 0 */
+    struct gs_result **results;
+};
+
+/* Analyses trace i, symbolizing in its turn when threads share sym. */
+static void load_one(void *arg, size_t i, struct gs_turn *turn)
+{
+    struct loader *l = arg;
+    struct gs_analyze_opts o = *l->o;
+    o.turn = turn;
+    o.turn_index = i;
+    l->rc[i] = gs_analyze_file(l->paths[i], &o, l->sym, &l->results[i], l->err[i],
+                               sizeof l->err[i]);
+}
+
 int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_analyze_opts *o,
                    int symbols, const char *sysroot, const struct gs_supps *supps, int quiet,
-                   struct gs_loaded *out)
+                   unsigned jobs, struct gs_loaded *out)
 {
     memset(out, 0, sizeof *out);
     out->n = n;
@@ -118,14 +197,21 @@ int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_anal
     if (!out->items || !out->results || !out->errors || !out->sym ||
         (sysroot && gs_sym_sysroot(out->sym, sysroot)))
         return -1;
-    for (size_t i = 0; i < n; i++) {
-        char err[1024];
+    struct loader l = { .paths = paths, .o = o, .sym = out->sym, .results = out->results };
+    l.rc = calloc(n ? n : 1, sizeof *l.rc);
+    l.err = calloc(n ? n : 1, sizeof *l.err);
+    int rc = !l.rc || !l.err || gs_each_parallel(n, jobs, load_one, &l) ? -1 : 0;
+    /* then in trace order, whatever the threads' order was: the same
+     * messages in the same order as with one thread */
+    for (size_t i = 0; i < n && !rc; i++) {
         struct gs_report_item *it = &out->items[i];
         it->trace = paths[i];
-        if (gs_analyze_file(paths[i], o, out->sym, &out->results[i], err, sizeof err)) {
-            out->errors[i] = strdup(err);
-            if (!out->errors[i])
-                return -1;
+        if (l.rc[i]) {
+            out->errors[i] = strdup(l.err[i]);
+            if (!out->errors[i]) {
+                rc = -1;
+                break;
+            }
             it->error = out->errors[i];
             out->unreadable++;
             continue;
@@ -134,8 +220,10 @@ int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_anal
         /* the sites and findings again, now that suppressions set some apart */
         if (supps)
             gs_supp_apply(supps, r, o->all_classes_mask);
-        if (gs_findings_build(r, o->userframe))
-            return -1;
+        if (gs_findings_build(r, o->userframe)) {
+            rc = -1;
+            break;
+        }
         it->r = r;
         if (r->malformed) {
             /* an error, quiet or not: the caller exits 2 */
@@ -149,6 +237,10 @@ int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_anal
             fprintf(stderr, "gcspy %s: warning: %s is incomplete: %s\n", cmd, paths[i], r->damage);
         }
     }
+    free(l.rc);
+    free(l.err);
+    if (rc)
+        return -1;
     uint32_t np = 0;
     while (gs_sym_problem(out->sym, np))
         np++;
@@ -158,6 +250,25 @@ int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_anal
     for (uint32_t k = 0; k < np; k++)
         out->problems[k] = gs_sym_problem(out->sym, k);
     return 0;
+}
+
+int gs_load_common(const char *cmd, const struct gs_common *c, struct gs_loaded *out)
+{
+    int rc = gs_load_traces(cmd, c->paths, c->npaths, &c->ao, c->symbols, c->sysroot,
+                            c->supps.n ? &c->supps : NULL, c->quiet, c->jobs, out);
+    if (rc)
+        fprintf(stderr, "gcspy %s: out of memory\n", cmd);
+    return rc;
+}
+
+int gs_load_readable(const char *cmd, const struct gs_common *c, struct gs_loaded *out)
+{
+    if (gs_load_common(cmd, c, out))
+        return -1;
+    for (size_t i = 0; i < out->n; i++)
+        if (out->items[i].error)
+            fprintf(stderr, "gcspy %s: %s\n", cmd, out->items[i].error);
+    return out->unreadable ? -1 : 0;
 }
 
 void gs_loaded_free(struct gs_loaded *l)
@@ -231,6 +342,9 @@ int gs_common_arg(struct gs_args *a, struct gs_common *c)
             a->bad = 1;
         }
         c->ao.userframe = &c->uf;
+    } else if (gs_arg_val(a, "-j", &v) || gs_arg_val(a, "--jobs", &v)) {
+        if (!a->bad && gs_parse_count(a, "-j", v, &u) == 0)
+            c->jobs = u > 64 ? 64 : (u ? (unsigned)u : 1);
     } else if (gs_arg_flag(a, "-q") || gs_arg_flag(a, "--quiet")) {
         c->quiet = 1;
     } else {

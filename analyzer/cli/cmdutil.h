@@ -46,6 +46,7 @@ struct gs_common {
     char **paths;
     size_t npaths;
     int no_defaults, symbols, quiet, dashdash;
+    unsigned jobs;              /* -j: traces analysed at a time (0, 1: one) */
     const char *sysroot;        /* --sysroot: NULL when not given */
 };
 /* 0, or -1 with "out of memory" printed. */
@@ -75,12 +76,22 @@ void gs_common_free(struct gs_common *c);
     "                        name the innermost user frame; by default any file outside\n" \
     "                        the interpreter, site-/dist-packages, the standard library\n" \
     "                        and /usr/lib, /lib)\n"                                         \
-    "  --not-user-code GLOBS frames matching these globs are never the user's code\n"
+    "  --not-user-code GLOBS frames matching these globs are never the user's code\n"    \
+    "  -j, --jobs N          N traces analysed at a time (threads; one symbolizer:\n"   \
+    "                        the output is the same as with -j 1)\n"
 
 /* path opened for a report (regfile.h's gs_open_output: never through a
  * symbolic link, never waiting on a FIFO): the stream, or NULL with
  * "gcspy CMD: cannot write PATH: WHY" printed. */
 FILE *gs_open_report(const char *cmd, const char *path);
+
+/* fn(arg, i, turn) for each i in [0, n), `jobs` threads at a time (this
+ * one among them), the indices taken in increasing order. turn (turn.h)
+ * orders what fn does with a shared symbolizer: NULL when one thread does
+ * everything; fn need not pass its turn on when it never took it. 0, or -1
+ * when out of memory before any call. */
+int gs_each_parallel(size_t n, unsigned jobs,
+                     void (*fn)(void *arg, size_t i, struct gs_turn *turn), void *arg);
 
 /* Traces analysed into report items, with the symbolizer their frame
  * strings live in. */
@@ -94,14 +105,23 @@ struct gs_loaded {
     const char **problems;      /* NULL-terminated symbolizer messages */
 };
 
-/* Analyses every path; a trace that cannot be read becomes an item with an
+/* Analyses every path, `jobs` at a time (threads sharing the one
+ * symbolizer, in turn: turn.h; the result is the same as with one); a
+ * trace that cannot be read becomes an item with an
  * error (the caller decides what that means). Returns -1 only when out of
  * memory. Warnings about incomplete traces go to stderr unless quiet; a
  * malformed trace (result.h) gets one error line on stderr, quiet or not,
  * naming its first problem with the byte offset, and is counted. */
 int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_analyze_opts *o,
                    int symbols, const char *sysroot, const struct gs_supps *supps, int quiet,
-                   struct gs_loaded *out);
+                   unsigned jobs, struct gs_loaded *out);
+/* gs_load_traces with the shared options' values; "out of memory" printed
+ * when it fails. */
+int gs_load_common(const char *cmd, const struct gs_common *c, struct gs_loaded *out);
+/* The same, and each trace that cannot be read named on stderr: 0 when
+ * every trace was read, else -1 (the caller exits 2). *out is set either
+ * way: gs_loaded_free it. */
+int gs_load_readable(const char *cmd, const struct gs_common *c, struct gs_loaded *out);
 void gs_loaded_free(struct gs_loaded *l);
 
 #endif /* GCSPY_CMDUTIL_H */

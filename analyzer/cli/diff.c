@@ -211,16 +211,8 @@ int gs_cmd_diff(int argc, char **argv)
     int rc = 2;
     if (parse(argc, argv, &d) == 0) {
         struct gs_loaded ld;
-        if (gs_load_traces("diff", d.c.paths, d.c.npaths, &d.c.ao, d.c.symbols, d.c.sysroot,
-                           d.c.supps.n ? &d.c.supps : NULL, d.c.quiet, &ld)) {
-            fprintf(stderr, "gcspy diff: out of memory\n");
-        } else if (ld.unreadable) {
-            for (size_t i = 0; i < ld.n; i++)
-                if (ld.items[i].error)
-                    fprintf(stderr, "gcspy diff: %s\n", ld.items[i].error);
-        } else {
+        if (gs_load_readable("diff", &d.c, &ld) == 0)
             rc = compare(&d, &ld);
-        }
         gs_loaded_free(&ld);
     }
     gs_common_free(&d.c);

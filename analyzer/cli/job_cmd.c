@@ -7,18 +7,17 @@
  * one file per trace (--summary-out DIR: the step run where the traces
  * are), or the job report is (reports/job.h).
  *
- * -j N: N processes, forked, analyse every N-th trace each and send their
- * summaries back over a pipe as the fixed-size struct (the same binary on
- * both ends); each has its own symbolizer (the cache is per process). The
- * order of the rows does not depend on N: the report sorts them.
+ * -j N: N threads analyse the traces (cmdutil.h's gs_each_parallel), with
+ * one symbolizer between them, taken in input order (turn.h), so a frame
+ * the ranks share is resolved once for the whole job. Messages about the
+ * inputs are printed after, in input order. The order of the rows does not
+ * depend on N: the report sorts them.
  */
 #include <errno.h>
 #include <libgen.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cmdutil.h"
@@ -28,34 +27,51 @@
 #include "summary.h"
 #include "symbols.h"
 
-/* Trace or summary paths[i] into *p; 0, or -1 with the error printed. */
-static int one(const struct gs_common *c, struct gs_symbolizer *sym, const char *path,
-               struct gs_psum *p)
+/* What the analysing threads share, and what each input gave. */
+struct jobwork {
+    const struct gs_common *c;
+    struct gs_symbolizer *sym;
+    struct gs_psum *ps;
+    int *bad;                   /* per input: 1 when it failed */
+    char (*msg)[1400];          /* per input: its message for stderr, or "" */
+};
+
+/* Input i (a trace or a summary) into ps[i]; a failure or a warning into
+ * msg[i], printed later in input order (the same whatever -j is). */
+static void one(void *arg, size_t i, struct gs_turn *turn)
 {
+    struct jobwork *w = arg;
+    const struct gs_common *c = w->c;
+    const char *path = c->paths[i];
     char err[1200];
-    int is = gs_psum_is_summary(path);
-    if (is > 0) {
-        if (gs_psum_read(path, p, err, sizeof err)) {
-            fprintf(stderr, "gcspy report: %s\n", err);
-            return -1;
-        }
-        return 0;
+    w->bad[i] = 1;
+    if (gs_psum_is_summary(path) > 0) {
+        if (gs_psum_read(path, &w->ps[i], err, sizeof err))
+            snprintf(w->msg[i], sizeof w->msg[i], "gcspy report: %s\n", err);
+        else
+            w->bad[i] = 0;
+        return;
     }
+    struct gs_analyze_opts o = c->ao;
+    o.turn = turn;
+    o.turn_index = i;
     struct gs_result *r = NULL;
-    if (gs_analyze_file(path, &c->ao, sym, &r, err, sizeof err)) {
-        fprintf(stderr, "gcspy report: %s\n", err);
-        return -1;
+    if (!w->sym || gs_analyze_file(path, &o, w->sym, &r, err, sizeof err)) {
+        snprintf(w->msg[i], sizeof w->msg[i], "gcspy report: %s\n",
+                 w->sym ? err : "out of memory");
+        return;
     }
     if (c->supps.n)
         gs_supp_apply(&c->supps, r, c->ao.all_classes_mask);
     if (r->malformed)
-        fprintf(stderr, "gcspy report: %s: malformed trace: %s\n", path, r->problem);
+        snprintf(w->msg[i], sizeof w->msg[i], "gcspy report: %s: malformed trace: %s\n", path,
+                 r->problem);
     else if (!r->complete && !c->quiet)
-        fprintf(stderr, "gcspy report: warning: %s is incomplete: %s\n", path, r->damage);
-    gs_psum_from_result(r, p);
-    int bad = r->malformed;
+        snprintf(w->msg[i], sizeof w->msg[i], "gcspy report: warning: %s is incomplete: %s\n",
+                 path, r->damage);
+    gs_psum_from_result(r, &w->ps[i]);
+    w->bad[i] = r->malformed;
     gs_result_free(r);
-    return bad ? -1 : 0;
 }
 
 static struct gs_symbolizer *new_sym(const struct gs_common *c)
@@ -65,90 +81,29 @@ static struct gs_symbolizer *new_sym(const struct gs_common *c)
         gs_sym_free(s);
         s = NULL;
     }
-    if (!s)
-        fprintf(stderr, "gcspy report: out of memory\n");
     return s;
 }
 
-/* Every k-th input from `first` into ps; the number that failed. */
-static size_t run_share(const struct gs_common *c, struct gs_psum *ps, size_t first, size_t k,
-                        int fd)
-{
-    struct gs_symbolizer *sym = new_sym(c);
-    size_t bad = 0;
-    for (size_t i = first; i < c->npaths; i += k) {
-        int rc = sym ? one(c, sym, c->paths[i], &ps[i]) : -1;
-        bad += rc != 0;
-        if (fd >= 0) {
-            struct { uint64_t i; int32_t rc; } h = {i, rc};
-            if (write(fd, &h, sizeof h) != sizeof h ||
-                (!rc && write(fd, &ps[i], sizeof ps[i]) != (ssize_t)sizeof ps[i]))
-                bad++;
-        }
-    }
-    gs_sym_free(sym);
-    return bad;
-}
-
-static int read_full(int fd, void *buf, size_t n)
-{
-    for (size_t got = 0; got < n;) {
-        ssize_t r = read(fd, (char *)buf + got, n - got);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            return -1;
-        got += (size_t)r;
-    }
-    return 0;
-}
-
-/* All inputs into ps with `jobs` processes; the number that failed. */
+/* All inputs into ps, `jobs` threads at a time sharing one symbolizer;
+ * the number that failed. */
 static size_t analyse(const struct gs_common *c, struct gs_psum *ps, unsigned jobs)
 {
-    if (jobs <= 1 || c->npaths <= 1)
-        return run_share(c, ps, 0, 1, -1);
-    if (jobs > c->npaths)
-        jobs = (unsigned)c->npaths;
+    size_t n = c->npaths;
+    struct jobwork w = { c, new_sym(c), ps, calloc(n ? n : 1, sizeof *w.bad),
+                         calloc(n ? n : 1, sizeof *w.msg) };
     size_t bad = 0;
-    int fds[64];
-    pid_t pids[64];
-    for (unsigned w = 0; w < jobs; w++) {
-        int pfd[2];
-        fflush(NULL);
-        if (pipe(pfd) || (pids[w] = fork()) < 0) {
-            fprintf(stderr, "gcspy report: -j: cannot start a worker: %s\n", strerror(errno));
-            jobs = w;
-            bad++;
-            break;
+    if (!w.bad || !w.msg || gs_each_parallel(n, jobs, one, &w)) {
+        fprintf(stderr, "gcspy report: out of memory\n");
+        bad = n ? n : 1;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            fputs(w.msg[i], stderr);
+            bad += w.bad[i] != 0;
         }
-        if (!pids[w]) {
-            close(pfd[0]);
-            for (unsigned o = 0; o < w; o++)
-                close(fds[o]);
-            _exit(run_share(c, ps, w, jobs, pfd[1]) ? 1 : 0);
-        }
-        close(pfd[1]);
-        fds[w] = pfd[0];
     }
-    for (unsigned w = 0; w < jobs; w++) {
-        struct { uint64_t i; int32_t rc; } h;
-        size_t want = 0;
-        for (size_t i = w; i < c->npaths; i += jobs)
-            want++;
-        for (; want && !read_full(fds[w], &h, sizeof h); want--) {
-            if (h.i >= c->npaths || (!h.rc && read_full(fds[w], &ps[h.i], sizeof ps[h.i]))) {
-                want = 1;
-                break;
-            }
-            bad += h.rc != 0;
-        }
-        bad += want; /* a worker that died: its remaining inputs failed */
-        close(fds[w]);
-        int st;
-        while (waitpid(pids[w], &st, 0) < 0 && errno == EINTR)
-            ;
-    }
+    free(w.bad);
+    free(w.msg);
+    gs_sym_free(w.sym);
     return bad;
 }
 

@@ -45,7 +45,6 @@ static void usage(FILE *f)
             "                        job totals (also whenever a summary is among the inputs)\n"
             "  --summary-out DIR     write DIR/NAME.summary.json per input instead of a report\n"
             "                        (docs/jobs.md); `gcspy report` reads them back\n"
-            "  -j N                  with --job or --summary-out: N traces analysed at a time\n"
             GS_COMMON_HELP
             "  -q, --quiet           no warnings about incomplete traces\n"
             "\n"
@@ -60,7 +59,6 @@ struct report_args {
     const struct gs_reporter *rep;
     const char *output;
     int job;                    /* --job, or a summary among the inputs */
-    unsigned jobs;              /* -j */
     const char *summary_out;
 };
 
@@ -105,9 +103,6 @@ static int parse(int argc, char **argv, struct report_args *ra)
             ra->job = 1;
         } else if (gs_arg_val(&a, "--summary-out", &v)) {
             ra->summary_out = v;
-        } else if (gs_arg_val(&a, "-j", &v) || gs_arg_val(&a, "--jobs", &v)) {
-            if (!a.bad && gs_parse_size(&a, "-j", v, &u) == 0)
-                ra->jobs = u > 64 ? 64 : (unsigned)u;
         } else {
             fprintf(stderr, "gcspy report: unknown option '%s' (see gcspy report --help)\n", argv[a.i]);
             a.bad = 1;
@@ -193,20 +188,12 @@ int gs_cmd_report(int argc, char **argv)
     for (size_t i = 0; i < c->npaths && !ra.job; i++)
         ra.job = gs_psum_is_summary(c->paths[i]) > 0;
     if (ra.job || ra.summary_out) {
-        rc = gs_report_job(c, ra.output, ra.rep == &gs_reporter_json, ra.jobs, ra.summary_out);
+        rc = gs_report_job(c, ra.output, ra.rep == &gs_reporter_json, c->jobs, ra.summary_out);
         goto out;
     }
     struct gs_loaded ld;
-    if (gs_load_traces("report", c->paths, c->npaths, &c->ao, c->symbols, c->sysroot,
-                       c->supps.n ? &c->supps : NULL, c->quiet, &ld)) {
-        fprintf(stderr, "gcspy report: out of memory\n");
-    } else if (ld.unreadable) {
-        for (size_t i = 0; i < ld.n; i++)
-            if (ld.items[i].error)
-                fprintf(stderr, "gcspy report: %s\n", ld.items[i].error);
-    } else {
+    if (gs_load_readable("report", c, &ld) == 0)
         rc = write_report(&ra, &ld);
-    }
     gs_loaded_free(&ld);
 out:
     gs_common_free(&ra.c);
