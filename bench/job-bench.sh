@@ -6,6 +6,10 @@
 #            baseline; the median of 3 runs each
 #   -j       `gcspy report --job` over 8 traces of tests' job_rank program
 #            (JOB_BENCH_TRACES) with -j 1 and -j 2: the ratio
+#   symbols  the CPU seconds (user + system) symbolization adds to
+#            `--job -j 2` over 4 of those traces: with symbols minus
+#            --no-symbols, medians of 3 (one symbolizer serves all the
+#            threads: a frame the ranks share is resolved once)
 #   sizes    a summary's bytes; a job_rank trace's bytes
 set -eu
 cd "$(dirname "$0")/.."
@@ -39,11 +43,24 @@ for _ in range(3):
     t.append(time.monotonic() - t0)
 print(sorted(t)[1])' "$@"
 }
+cpu3() { # CMD...: the median user + system CPU seconds of 3 runs (children included)
+  python3 -c 'import os, subprocess, sys
+t = []
+for _ in range(3):
+    a = os.times(); subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True); b = os.times()
+    t.append(b.children_user - a.children_user + b.children_system - a.children_system)
+print(sorted(t)[1])' "$@"
+}
 div() { python3 -c 'import sys; print(float(sys.argv[1]) / float(sys.argv[2]))' "$1" "$2"; }
 merge=$(median3 "$B/gcspy" report "$T"/syn/*.json)
 cat_t=$(median3 cat "$T"/syn/*.json)
 j1=$(median3 "$B/gcspy" report --job -j 1 "$T"/t-*.trace)
 j2=$(median3 "$B/gcspy" report --job -j 2 "$T"/t-*.trace)
+four=("$T"/t-0.trace "$T"/t-1.trace "$T"/t-2.trace "$T"/t-3.trace)
+if [ "$NT" -ge 4 ]; then
+  sym_cpu=$(cpu3 "$B/gcspy" report --job -j 2 "${four[@]}")
+  nosym_cpu=$(cpu3 "$B/gcspy" report --job -j 2 --no-symbols "${four[@]}")
+fi
 sum_bytes=$(stat -c %s "$T/s/t-1.trace.summary.json")
 trace_bytes=$(stat -c %s "$T/t-1.trace")
 "$B/gcspy" report "$T"/syn/*.json | grep -q '^  rank 77: leaked bytes' ||
@@ -52,4 +69,7 @@ printf 'job-bench: merge of %d summaries %.3f s (reading them: %.3f s, ratio %.1
   "$N" "$merge" "$cat_t" "$(div "$merge" "$cat_t")" "$(div "$merge" "$N" | python3 -c 'print(float(input()) * 1000)')"
 printf 'job-bench: --job over %d traces: -j 1 %.3f s, -j 2 %.3f s (ratio %.2f)\n' \
   "$NT" "$j1" "$j2" "$(div "$j2" "$j1")"
+[ "$NT" -ge 4 ] && printf 'job-bench: symbolizing 4 traces with --job -j 2: %.3f CPU s (%.3f with symbols, %.3f without)\n' \
+  "$(python3 -c 'import sys; print(float(sys.argv[1]) - float(sys.argv[2]))' "$sym_cpu" "$nosym_cpu")" \
+  "$sym_cpu" "$nosym_cpu"
 echo "job-bench: summary $sum_bytes bytes; job_rank trace $trace_bytes bytes"
