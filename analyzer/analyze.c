@@ -13,6 +13,7 @@
 #include "analyze_int.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +116,174 @@ static int read_all(struct gs_reader *rd, struct pass *p)
 oom:
     free(ring);
     return -1;
+}
+
+/* ---- the pipeline: reading on one thread, replaying on this one ----
+ *
+ * With o->pipeline, a second thread reads, checks, decompresses and
+ * decodes the trace into batches of records, handed over in file order
+ * through a queue of QDEPTH; this thread replays them (feed), exactly as
+ * read_all would, prefetching ahead within a batch. Records of lengthed
+ * types point into their chunk's buffer: the reader keeps every chunk in a
+ * buffer of its own (gs_reader_keep_chunks), which travels with the last
+ * batch that uses it and is freed after that batch is replayed. A batch
+ * never spans two chunks. */
+enum { BATCH = 4096, QDEPTH = 4 };
+
+struct batch {
+    struct gs_record rec[BATCH];
+    unsigned n;
+    void *chunk;                /* a spent chunk buffer to free after, or NULL */
+};
+
+struct pipe {
+    struct gs_reader *rd;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct batch *slot[QDEPTH + 2];
+    struct batch *full[QDEPTH], *free_[QDEPTH + 2];
+    unsigned nfull, head, nfree;
+    int done, stop;             /* the reader has finished; the replay gave up */
+    int st;                     /* the reader's last status, or -1: out of memory */
+};
+
+/* The reader thread: batches in file order until the end or a stop. */
+static void *pipe_reader(void *arg)
+{
+    struct pipe *q = arg;
+    struct batch *b = NULL;
+    int st = GS_READ_OK;
+    for (;;) {
+        if (!b) {
+            pthread_mutex_lock(&q->mu);
+            while (!q->nfree && !q->stop)
+                pthread_cond_wait(&q->cv, &q->mu);
+            b = q->stop ? NULL : q->free_[--q->nfree];
+            pthread_mutex_unlock(&q->mu);
+            if (!b)
+                break;
+            b->n = 0;
+            b->chunk = NULL;
+        }
+        st = gs_reader_next(q->rd, &b->rec[b->n]);
+        void *spent = gs_reader_take_spent(q->rd);
+        int more = st == GS_READ_OK;
+        struct batch *next_b = NULL;
+        unsigned publish = 0;
+        if (spent) {
+            /* rec[n] opened a new chunk: the records before it, of the old
+             * chunk, go with its buffer */
+            b->chunk = spent;
+            publish = 1;
+        } else if (more && ++b->n == BATCH) {
+            publish = 2;
+        }
+        if (!more)
+            publish = 1;
+        if (!publish)
+            continue;
+        pthread_mutex_lock(&q->mu);
+        if (publish == 1 && more) {
+            /* the new chunk's first record moves to a new batch */
+            while (!q->nfree && !q->stop)
+                pthread_cond_wait(&q->cv, &q->mu);
+            if (!q->stop) {
+                next_b = q->free_[--q->nfree];
+                next_b->rec[0] = b->rec[b->n];
+                next_b->n = 1;
+                next_b->chunk = NULL;
+            }
+        }
+        q->full[(q->head + q->nfull) % QDEPTH] = b;
+        q->nfull++;
+        pthread_cond_broadcast(&q->cv);
+        int stop = q->stop;
+        pthread_mutex_unlock(&q->mu);
+        b = next_b;
+        if (!more || stop)
+            break;
+    }
+    pthread_mutex_lock(&q->mu);
+    if (b) /* unpublished (a stop): back to the free list */
+        q->free_[q->nfree++] = b;
+    q->st = st;
+    q->done = 1;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+/* read_all with the reading on its own thread; the same records fed in the
+ * same order, the same return. */
+static int read_piped(struct gs_reader *rd, struct pass *p)
+{
+    struct pipe q;
+    memset(&q, 0, sizeof q);
+    q.rd = rd;
+    for (unsigned k = 0; k < QDEPTH; k++) {
+        if (!(q.slot[k] = malloc(sizeof *q.slot[k]))) {
+            for (unsigned j = 0; j < k; j++)
+                free(q.slot[j]);
+            return read_all(rd, p);
+        }
+        q.free_[q.nfree++] = q.slot[k];
+    }
+    gs_reader_keep_chunks(rd);
+    pthread_mutex_init(&q.mu, NULL);
+    pthread_cond_init(&q.cv, NULL);
+    pthread_t th;
+    int rc = 0;
+    if (pthread_create(&th, NULL, pipe_reader, &q)) {
+        rc = read_all(rd, p); /* keep mode changes nothing for it */
+        goto out;
+    }
+    enum { AHEAD = 32 };
+    for (;;) {
+        pthread_mutex_lock(&q.mu);
+        while (!q.nfull && !q.done)
+            pthread_cond_wait(&q.cv, &q.mu);
+        if (!q.nfull) {
+            pthread_mutex_unlock(&q.mu);
+            break;
+        }
+        struct batch *b = q.full[q.head];
+        q.head = (q.head + 1) % QDEPTH;
+        q.nfull--;
+        pthread_mutex_unlock(&q.mu);
+        if (!rc) {
+            struct gs_record *v = b->rec;
+            unsigned n = b->n;
+            for (unsigned i = 0; i < n && i < AHEAD; i++)
+                gs_model_prefetch(&p->m, &v[i], 0);
+            for (unsigned i = 0; i < n; i++) {
+                if (i + AHEAD < n)
+                    gs_model_prefetch(&p->m, &v[i + AHEAD], 0);
+                if (i + AHEAD / 2 < n)
+                    gs_model_prefetch(&p->m, &v[i + AHEAD / 2], 1);
+                if (feed(p, &v[i])) {
+                    rc = -1;
+                    break;
+                }
+            }
+        }
+        free(b->chunk);
+        b->chunk = NULL;
+        pthread_mutex_lock(&q.mu);
+        q.free_[q.nfree++] = b;
+        if (rc)
+            q.stop = 1;
+        pthread_cond_broadcast(&q.cv);
+        pthread_mutex_unlock(&q.mu);
+    }
+    pthread_join(th, NULL);
+    if (!rc)
+        rc = q.st;
+out:
+    pthread_cond_destroy(&q.cv);
+    pthread_mutex_destroy(&q.mu);
+    for (unsigned k = 0; k < QDEPTH; k++)
+        free(q.slot[k]);
+    return rc;
 }
 
 /* Whether the trace is whole, and if not, why: the reader's damage (a cut
@@ -223,7 +392,7 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
             p->due = ok ? p->snaps->due : UINT64_MAX;
         }
     }
-    int st = ok ? read_all(rd, p) : -1;
+    int st = !ok ? -1 : o->pipeline ? read_piped(rd, p) : read_all(rd, p);
     ok = st >= 0 && note_completeness(rd, st, p, r) == 0 && gs_model_finish(&p->m) == 0;
     if (ok) {
         /* the shared symbolizer is this trace's only in its turn (turn.h) */

@@ -46,6 +46,7 @@ struct gs_analyze_opts {
      * this trace symbolizes in turn turn_index; NULL: one thread */
     struct gs_turn *turn;
     size_t turn_index;
+    int pipeline;               /* read on a thread of its own (analyze.c) */
 };
 
 void gs_analyze_defaults(struct gs_analyze_opts *o);

@@ -67,6 +67,9 @@ struct gs_reader {
     int in_chunk;
     uint64_t t, a, sid;     /* delta-coding state, reset by TIMEBASE */
 
+    int keep;               /* gs_reader_keep_chunks */
+    uint8_t *spent;         /* the buffer a new chunk replaced (keep mode) */
+
     ZSTD_DCtx *dctx;
     int state;              /* GS_READ_OK, or the sticky EOF/DAMAGED */
     int cut;                /* the damage: the file ends inside a chunk */
@@ -263,6 +266,7 @@ void gs_reader_close(struct gs_reader *r)
     if (r->own_fd)
         close(r->fd);
     ZSTD_freeDCtx(r->dctx);
+    free(r->spent);
     free(r->comp);
     free(r->raw);
     free(r);
@@ -419,6 +423,16 @@ static int load_chunk(struct gs_reader *r)
     if (gs_crc32c(payload, comp_len) != crc)
         return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": payload CRC mismatch", at, k);
 
+    if (r->keep && r->raw && !r->spent) {
+        /* records of the chunk before still point into its buffer: it
+         * goes to the caller, this chunk gets a new one. (With one spent
+         * already, the chunk before was loaded in this same call and
+         * returned no record: its buffer is reused.) */
+        free(r->spent);
+        r->spent = r->raw;
+        r->raw = NULL;
+        r->raw_cap = 0;
+    }
     if (grow(&r->raw, &r->raw_cap, (size_t)raw_len + 1))
         return damaged(r, "offset %" PRIu64 ": chunk %" PRIu32 ": out of memory", at, k);
     if (zstd && (r->flags & GS_FILE_F_ZSTD_STREAM)) {
@@ -642,4 +656,16 @@ int gs_reader_next_chunk(struct gs_reader *r, const uint8_t **raw, size_t *len)
     *len = r->raw_len;
     r->pos = r->raw_len; /* the chunk is the caller's: no record of it is decoded */
     return GS_READ_OK;
+}
+
+void gs_reader_keep_chunks(struct gs_reader *r)
+{
+    r->keep = 1;
+}
+
+void *gs_reader_take_spent(struct gs_reader *r)
+{
+    void *p = r->spent;
+    r->spent = NULL;
+    return p;
 }

@@ -132,4 +132,12 @@ int gs_reader_seek_last_chunk(struct gs_reader *r);
 int gs_reader_next_chunk(struct gs_reader *r, const uint8_t **raw, size_t *len);
 void gs_reader_close(struct gs_reader *r);
 
+/* For a reader on one thread and the replay on another (analyze.c's
+ * pipeline): once on, each chunk is decompressed into a new buffer, and
+ * the one it replaces, which the records already returned point into, is
+ * handed over by gs_reader_take_spent (NULL when the last call loaded no
+ * new chunk); the caller frees it once those records are used. */
+void gs_reader_keep_chunks(struct gs_reader *r);
+void *gs_reader_take_spent(struct gs_reader *r);
+
 #endif /* GCSPY_TRACE_READER_H */

@@ -171,6 +171,7 @@ struct loader {
     int *rc;                    /* per trace: gs_analyze_file's */
     char (*err)[1024];          /* per trace: its message when rc != 0 */
     struct gs_result **results;
+    int pipeline;               /* threads to spare: each trace read on one more */
 };
 
 /* Analyses trace i, symbolizing in its turn when threads share sym. */
@@ -180,6 +181,7 @@ static void load_one(void *arg, size_t i, struct gs_turn *turn)
     struct gs_analyze_opts o = *l->o;
     o.turn = turn;
     o.turn_index = i;
+    o.pipeline = l->pipeline;
     l->rc[i] = gs_analyze_file(l->paths[i], &o, l->sym, &l->results[i], l->err[i],
                                sizeof l->err[i]);
 }
@@ -197,7 +199,9 @@ int gs_load_traces(const char *cmd, char **paths, size_t n, const struct gs_anal
     if (!out->items || !out->results || !out->errors || !out->sym ||
         (sysroot && gs_sym_sysroot(out->sym, sysroot)))
         return -1;
-    struct loader l = { .paths = paths, .o = o, .sym = out->sym, .results = out->results };
+    /* twice as many threads as traces: each trace's reading gets one */
+    struct loader l = { .paths = paths, .o = o, .sym = out->sym, .results = out->results,
+                        .pipeline = n && jobs >= 2 * n };
     l.rc = calloc(n ? n : 1, sizeof *l.rc);
     l.err = calloc(n ? n : 1, sizeof *l.err);
     int rc = !l.rc || !l.err || gs_each_parallel(n, jobs, load_one, &l) ? -1 : 0;
