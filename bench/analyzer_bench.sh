@@ -72,7 +72,7 @@ if measure par1 "$CLI" report --format json -j 1 -o "$WORK/par1.json" "${par[@]}
   W1=$WALL
   rows+=("| gcspy report -j 1, 4 traces (json, symbols) | $((PAR_EVENTS * 4)) | $WALL | $USER+$SYS | $(rate $((PAR_EVENTS * 4)) "$USER" "$SYS") | $(mib "$RSS_KB") |")
   if measure par2 "$CLI" report --format json -j 2 -o "$WORK/par2.json" "${par[@]}"; then
-    SP=$(awk -v a="$W1" -v b="$WALL" 'BEGIN { printf "%.2f", b > 0 ? a / b : 0 }')
+    SP=$(awk -v a="$W1" -v b="$WALL" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
     rows+=("| gcspy report -j 2, 4 traces: **${SP}× the -j 1 speed** | $((PAR_EVENTS * 4)) | $WALL | $USER+$SYS | $(rate $((PAR_EVENTS * 4)) "$USER" "$SYS") | $(mib "$RSS_KB") |")
     cmp -s "$WORK/par1.json" "$WORK/par2.json" || { echo "analyzer_bench: -j 2 report differs from -j 1"; failed=1; }
   fi
