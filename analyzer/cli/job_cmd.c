@@ -2,7 +2,8 @@
  * `gcspy report` over a job (report_cmd.c hands over when --job,
  * --summary-out or a summary among the inputs asks for it): each trace is
  * analysed into a per-process summary (summary.h) and freed before the
- * next, so a job of any size needs one trace's memory at a time; summary
+ * next, so a job of any size needs one trace's memory at a time (N with
+ * -j N); summary
  * files given are read as they are. Then either the summaries are written
  * one file per trace (--summary-out DIR: the step run where the traces
  * are), or the job report is (reports/job.h).
