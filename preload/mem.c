@@ -104,6 +104,15 @@ void *gs_pages_alloc(size_t bytes)
     return p;
 }
 
+void gs_pages_prefault(void *p, size_t bytes)
+{
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+    if (p && bytes)
+        madvise(p, bytes, MADV_POPULATE_WRITE); /* a failure leaves plain faults */
+}
+
 void gs_pages_free(void *p, size_t bytes)
 {
     /* Unmapped first, then unregistered: pages that are mapped, hold gcspy's

@@ -92,6 +92,8 @@ static int node_grow(void)
     }
     table_pages(nip, ncap * sizeof *nip);
     table_pages(nsl, nslots * sizeof *nsl);
+    /* The rehash fills the slots a quarter full: every page (gs_pages_prefault) */
+    gs_pages_prefault(nsl, nslots * sizeof *nsl);
     if (node_cap) {
         memcpy(nip, node_ip, node_cap * sizeof *nip);
         memcpy(npar, node_parent, node_cap * sizeof *npar);
