@@ -134,8 +134,10 @@ int gs_grow(void **v, size_t *cap, size_t need, size_t elem, size_t first)
     void *n = gs_pages_alloc(c * elem);
     if (!n)
         return -1;
-    if (*cap)
+    if (*cap) {
+        gs_pages_prefault(n, *cap * elem); /* what the copy writes, at once */
         memcpy(n, *v, *cap * elem);
+    }
     gs_pages_free(*v, *cap * elem);
     *v = n;
     *cap = c;

@@ -95,6 +95,9 @@ static int node_grow(void)
     /* The rehash fills the slots a quarter full: every page (gs_pages_prefault) */
     gs_pages_prefault(nsl, nslots * sizeof *nsl);
     if (node_cap) {
+        /* the halves the copies write, each faulted in at once */
+        gs_pages_prefault(nip, node_cap * sizeof *nip);
+        gs_pages_prefault(npar, node_cap * sizeof *npar);
         memcpy(nip, node_ip, node_cap * sizeof *nip);
         memcpy(npar, node_parent, node_cap * sizeof *npar);
     }
