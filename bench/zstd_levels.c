@@ -17,7 +17,12 @@
  * wall clock of a loaded machine). Events are the trace's ALLOC, FREE,
  * REALLOC, ALLOC_EX and FREE_EX records, as bench/run-bench.sh counts them.
  *
- *   zstd_levels TRACE [LEVEL...]     (default levels: -7 -5 -3 -1 1 2 3)
+ *   zstd_levels TRACE [LEVEL[:PARAM=N...]...]   (default levels: -7 -5 -3 -1 1 2 3)
+ *
+ * A level may carry parameters that override the level's own, as zstd's
+ * advanced API sets them: wlog (windowLog), hlog (hashLog), clog
+ * (chainLog), mml (minMatch), strat (strategy, 1 fast .. 9 btultra2), e.g.
+ * `1:mml=4:hlog=16`.
  */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -128,8 +133,30 @@ int main(int argc, char **argv)
            n, raw_total, (unsigned long long)events, (double)raw_total / (double)events);
     printf("\n| level | framing | B/event | writer CPU ns/event |\n|---|---|---|---|\n");
     for (int l = 0; l < nlev; l++) {
-        int level = argc > 2 ? atoi(argv[2 + l]) : def_levels[l];
+        const char *spec = argc > 2 ? argv[2 + l] : NULL;
+        int level = spec ? atoi(spec) : def_levels[l];
+        char name[64];
+        snprintf(name, sizeof name, "%s", spec ? spec : "");
+        if (!spec)
+            snprintf(name, sizeof name, "%d", level);
+        ZSTD_CCtx_reset(cctx, ZSTD_reset_parameters);
         ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level);
+        for (const char *q = spec ? strchr(spec, ':') : NULL; q; q = strchr(q + 1, ':')) {
+            static const struct { const char *name; ZSTD_cParameter p; } names[] = {
+                {"wlog=", ZSTD_c_windowLog}, {"hlog=", ZSTD_c_hashLog},
+                {"clog=", ZSTD_c_chainLog},  {"mml=", ZSTD_c_minMatch},
+                {"strat=", ZSTD_c_strategy}};
+            size_t k = 0;
+            while (k < sizeof names / sizeof names[0] &&
+                   strncmp(q + 1, names[k].name, strlen(names[k].name)))
+                k++;
+            if (k == sizeof names / sizeof names[0] ||
+                ZSTD_isError(ZSTD_CCtx_setParameter(
+                    cctx, names[k].p, atoi(q + 1 + strlen(names[k].name))))) {
+                fprintf(stderr, "zstd_levels: bad parameter in '%s'\n", spec);
+                return 2;
+            }
+        }
         for (int stream = 0; stream <= 1; stream++) {
             double best = 1e30;
             size_t bytes = 0;
@@ -144,7 +171,7 @@ int main(int argc, char **argv)
                 fprintf(stderr, "zstd_levels: level %d: zstd error\n", level);
                 return 1;
             }
-            printf("| %d | %s | %.3f | %.1f |\n", level, stream ? "stream" : "frames",
+            printf("| %s | %s | %.3f | %.1f |\n", name, stream ? "stream" : "frames",
                    (double)(bytes + GS_FILE_HDR_SIZE) / (double)events,
                    best * 1e9 / (double)events);
         }

@@ -104,6 +104,15 @@ void *gs_pages_alloc(size_t bytes)
     return p;
 }
 
+void gs_pages_prefault(void *p, size_t bytes)
+{
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+    if (p && bytes)
+        madvise(p, bytes, MADV_POPULATE_WRITE); /* a failure leaves plain faults */
+}
+
 void gs_pages_free(void *p, size_t bytes)
 {
     /* Unmapped first, then unregistered: pages that are mapped, hold gcspy's
@@ -125,8 +134,10 @@ int gs_grow(void **v, size_t *cap, size_t need, size_t elem, size_t first)
     void *n = gs_pages_alloc(c * elem);
     if (!n)
         return -1;
-    if (*cap)
+    if (*cap) {
+        gs_pages_prefault(n, *cap * elem); /* what the copy writes, at once */
         memcpy(n, *v, *cap * elem);
+    }
     gs_pages_free(*v, *cap * elem);
     *v = n;
     *cap = c;

@@ -11,6 +11,12 @@
 
 void *gs_pages_alloc(size_t bytes);          /* zeroed, or NULL */
 void gs_pages_free(void *p, size_t bytes);
+/* Faults in every page of [p, p + bytes) in one call (MADV_POPULATE_WRITE),
+ * for a new array the caller is about to fill throughout (a hash table's
+ * rehash): one kernel entry instead of one fault a page. Best effort: on a
+ * kernel before 5.14, or short of memory, the pages fault as they are
+ * touched, as without it. */
+void gs_pages_prefault(void *p, size_t bytes);
 
 /* Grows the array *v of *cap elements of elem bytes to hold at least need:
  * the capacity doubles (first when it was 0) until it does, the new array

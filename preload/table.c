@@ -39,7 +39,7 @@ int gs_table_init(void)
     return 0;
 }
 
-static int grow(struct gs_shard *sh)
+int gs_table_grow(struct gs_shard *sh)
 {
     uint64_t ncap = sh->cap * 2, mask = ncap - 1;
     struct gs_block *ns = gs_pages_alloc(ncap * sizeof(struct gs_block));
@@ -48,6 +48,10 @@ static int grow(struct gs_shard *sh)
     /* Big tables on huge pages: fewer TLB misses for the scanner's lookups. */
     if (ncap * sizeof(struct gs_block) >= (4u << 20))
         madvise(ns, ncap * sizeof(struct gs_block), MADV_HUGEPAGE);
+    /* The rehash below writes slots all over it (37.5 % full after the
+     * doubling: every page): fault it in at once (import torch took a
+     * tenth of its page faults here, one by one). */
+    gs_pages_prefault(ns, ncap * sizeof(struct gs_block));
     for (uint64_t i = 0; i < sh->cap; i++) {
         const struct gs_block *b = &sh->slots[i];
         if (!b->addr)
@@ -65,54 +69,32 @@ static int grow(struct gs_shard *sh)
     return 0;
 }
 
-int gs_table_insert(struct gs_shard *sh, const struct gs_block *b)
-{
-    if ((sh->count + 1) * 4 > sh->cap * 3 && grow(sh))
-        return -1;
-    uint64_t mask = sh->cap - 1, j = slot_of(b->addr, mask);
-    while (sh->slots[j].addr) {
-        if (sh->slots[j].addr == b->addr) { /* a block we missed the free of */
-            sh->bytes -= sh->slots[j].size;
-            sh->slots[j] = *b;
-            sh->bytes += b->size;
-            return 0;
-        }
-        j = (j + 1) & mask;
-    }
-    sh->slots[j] = *b;
-    sh->count++;
-    sh->bytes += b->size;
-    return 0;
-}
-
 struct gs_block *gs_table_find(struct gs_shard *sh, uint64_t addr)
 {
     return gs_table_lookup(sh, addr);
 }
 
-int gs_table_remove(struct gs_shard *sh, uint64_t addr, struct gs_block *out)
+void gs_table_remove_at(struct gs_shard *sh, struct gs_block *b, struct gs_block *out)
 {
-    struct gs_block *b = gs_table_find(sh, addr);
-    if (!b)
-        return 0;
     if (out)
         *out = *b;
     sh->count--;
     sh->bytes -= b->size;
     /* Backward-shift deletion: move later members of the probe run into the
      * hole so every remaining key stays reachable from its home slot. */
-    uint64_t mask = sh->cap - 1, i = (uint64_t)(b - sh->slots), j = i;
+    struct gs_block *slots = sh->slots;
+    uint64_t mask = sh->cap - 1, i = (uint64_t)(b - slots), j = i;
     for (;;) {
         j = (j + 1) & mask;
-        if (!sh->slots[j].addr)
+        uint64_t a = slots[j].addr;
+        if (!a)
             break;
-        uint64_t home = slot_of(sh->slots[j].addr, mask);
-        /* Move j into i when its home is not in the cyclic range (i, j]. */
-        if (i <= j ? (home <= i || home > j) : (home <= i && home > j)) {
-            sh->slots[i] = sh->slots[j];
+        /* Move j into i when its home is not in the cyclic range (i, j]:
+         * when it sits at least as far from its home as from i. */
+        if (((j - slot_of(a, mask)) & mask) >= ((j - i) & mask)) {
+            slots[i] = slots[j];
             i = j;
         }
     }
-    memset(&sh->slots[i], 0, sizeof sh->slots[i]);
-    return 1;
+    memset(&slots[i], 0, sizeof slots[i]);
 }

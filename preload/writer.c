@@ -207,10 +207,11 @@ static void queue_push(struct gs_buf *b)
     futex_wake(&wake_word);
 }
 
-uint8_t *gs_stream_reserve(struct gs_stream *s, size_t need)
+/* gs_stream_reserve's way when the current buffer is missing or full. */
+uint8_t *gs_stream_reserve_slow(struct gs_stream *s, size_t need)
 {
     struct gs_buf *b = s->cur;
-    if (GS_LIKELY(b && b->len + need <= GS_BUF_SIZE))
+    if (b && b->len + need <= GS_BUF_SIZE)
         return b->data + b->len;
     if (atomic_load_explicit(&gs_state, memory_order_relaxed) == GS_STOPPED)
         return NULL;
