@@ -41,7 +41,8 @@
 
 static void walk_lost(struct gs_scan *s, struct gs_block *b, uint8_t mode)
 {
-    if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || gs_is_data(s, b))
+    if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || gs_is_data(s, b) ||
+        (b->kind == GS_MEM_MANAGED && !s->scan_managed))
         return; /* leaves */
     s->visited++;
     s->cur_weak = gs_is_weak(s, b);
@@ -149,6 +150,16 @@ static void cliques(struct gs_scan *s)
     demote_reached_leaders(s);
 }
 
+/* A reached managed block left unread (GCSPY_SCAN_MANAGED=0) may hold the
+ * only pointer to any lost block: lost is then at most possible, never
+ * definite. */
+static int class_in(const struct gs_scan *s, int cls)
+{
+    return s->managed_unread && (cls == GS_CLASS_DEFINITE || cls == GS_CLASS_INDIRECT)
+               ? GS_CLASS_POSSIBLE
+               : cls;
+}
+
 static int class_of(uint8_t mark)
 {
     return mark == M_REACH ? GS_CLASS_REACHABLE
@@ -186,7 +197,7 @@ static void collect_table(struct gs_scan *s)
                 b->mark = M_NONE;
                 continue;
             }
-            int cls = class_of(b->mark);
+            int cls = class_in(s, class_of(b->mark));
             b->mark = M_NONE;
             uint8_t fresh = cls < GS_CLASS_REACHABLE && !(b->flags & GS_BLOCK_LOST_SEEN);
             count(s, cls, (struct gs_scan_result){b->addr, b->size, b->stack, b->kind,
@@ -202,7 +213,7 @@ static void collect_pool(struct gs_scan *s)
     const struct gs_pool_view *pool = s->pool;
     for (size_t i = 0; pool && i < pool->nblk; i++) {
         struct gs_pool_blk *pb = &pool->blk[i];
-        int cls = class_of(pb->mark);
+        int cls = class_in(s, class_of(pb->mark));
         pb->mark = M_NONE;
         if (pb->state != GS_PBLK_ACTIVE)
             continue;

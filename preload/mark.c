@@ -265,6 +265,12 @@ static inline void push(struct gs_scan *s, struct gs_block *b, uint8_t m)
     }
     if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || gs_is_data(s, b))
         return; /* leaves: reachable, never scanned */
+    if (b->kind == GS_MEM_MANAGED && !s->scan_managed) {
+        /* not read (a host read migrates pages the GPU holds): what it
+         * points to cannot be known; the classifier says so */
+        s->managed_unread += m == M_REACH || m == M_POSS;
+        return;
+    }
     if (s->sp < s->stack_cap)
         s->stack[s->sp++] = b;
 }
@@ -470,6 +476,29 @@ void gs_mark_block(struct gs_scan *s, const struct gs_block *b, uint8_t mode,
                    struct gs_block *leader)
 {
     uintptr_t lo = b->addr, hi = b->addr + b->size / 8 * 8;
+    if (GS_UNLIKELY(b->kind == GS_MEM_PINNED || b->kind == GS_MEM_MANAGED)) {
+        /* CUDA host memory is copied out as roots are: a pinned block the
+         * driver unmapped by a path the hooks did not see must not fault,
+         * and write-combined pages are read once, in bulk */
+        static uintptr_t buf[8192];
+        pid_t pid = getpid();
+        while (lo < hi) {
+            size_t n = hi - lo < sizeof buf ? hi - lo : sizeof buf;
+            size_t got = read_root_chunk(lo, n, buf, pid) / 8 * 8;
+            if (got)
+                gs_mark_words(s, buf, got / 8, mode, leader);
+            if (got < n) { /* the rest of the page is gone: skip it */
+                uintptr_t next = (lo + got + 4096) & ~(uintptr_t)4095;
+                if (next > hi)
+                    next = hi;
+                s->unreadable_bytes += next - (lo + got);
+                lo = next;
+                continue;
+            }
+            lo += got;
+        }
+        return;
+    }
     if (GS_LIKELY(!s->nnoread)) {
         gs_mark_words(s, (const uintptr_t *)lo, (hi - lo) / 8, mode, leader);
         return;
@@ -525,7 +554,8 @@ static void held_word(struct gs_scan *s, uintptr_t w)
         return;
     b->mark = M_HELD;
     s->held_blocks++;
-    if (b->kind != GS_MEM_DEVICE && b->kind != GS_MEM_VMM && s->sp < s->stack_cap)
+    if (b->kind != GS_MEM_DEVICE && b->kind != GS_MEM_VMM &&
+        (b->kind != GS_MEM_MANAGED || s->scan_managed) && s->sp < s->stack_cap)
         s->stack[s->sp++] = b;
 }
 

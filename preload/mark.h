@@ -73,6 +73,8 @@ struct gs_scan {
     int cur_weak; /* the words being scanned are a weak block's */
     int cur_loader; /* ... or the dynamic loader's data (mark.c) */
     int cur_cuda;   /* ... or the CUDA runtime's (a data segment, or an owned block) */
+    int scan_managed;        /* GCSPY_SCAN_MANAGED: managed blocks are read */
+    uint64_t managed_unread; /* managed blocks reached and left unread */
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
     /* of those lost, the host blocks no API scan had found lost before
      * (GS_BLOCK_LOST_SEEN unset; their results' `fresh` is 1) */

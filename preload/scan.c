@@ -384,6 +384,7 @@ static int run_scan(int trigger, uintptr_t self_sp, struct gs_pool_view *view,
     s.ncbits = cuda_owned.nbits;
     s.cdata = cuda_owned.data;
     s.ncdata = cuda_owned.ndata;
+    s.scan_managed = gs_opt.scan_managed;
     uint64_t id = ++scan_seq;
 
     size_t out_bytes;

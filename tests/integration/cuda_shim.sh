@@ -41,6 +41,12 @@
 #                    definite and never reachable; the kept ones reachable;
 #                    SCAN_END's runtime totals and the report's leak entries
 #                    say the same (issue 18, risk 1)
+#   cuda_managed_keep the only pointer to a 100-byte malloc block kept in
+#                    managed memory: not read by default (possible, never
+#                    definite), read with GCSPY_SCAN_MANAGED=1 (reachable)
+#   cuda_pinned_gone a pinned block the driver unmapped by a path the hooks
+#                    did not see, still pointed to: the scan completes, most
+#                    of its 64 MiB counted unreadable (issue 18, risk 8)
 #   cuda_two_runtimes two builds of the runtime double (libcudart.so.12 and
 #                    .13), each bound by a library of its own: every hooked
 #                    call reaches its caller's runtime (the program checks
@@ -75,7 +81,8 @@ gs_init cuda_shim
 [ "$REAL" = 1 ] && GS_PROGS=$(realpath "${GS_CUDA_PROGS:-build/gpu-check/programs}")
 ALL_CASES="cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread
            cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_ctx_teardown cuda_async_vmm
-           cuda_oom cuda_stress cuda_sync cuda_driver_api cuda_two_runtimes"
+           cuda_oom cuda_stress cuda_sync cuda_driver_api cuda_two_runtimes
+           cuda_managed_keep cuda_pinned_gone"
 # GS_CUDA_CASES: the real-GPU mode's programs, a subset of ALL_CASES (the
 # double run of gpu-check.sh keeps to a few, to stay short).
 CASES=${GS_CUDA_CASES:-$ALL_CASES}
@@ -289,6 +296,22 @@ elif case == 'cuda_async_vmm':
     assert seq == want, 'vmm samples %s, expected %s' % (seq, want)
     nothing_cuda_live_at_end()
     print('async_vmm: 3 stream-ordered and 2 VMM blocks each freed; vmm samples exact')
+elif case in ('cuda_managed_keep', 'cuda_managed_keep_read'):
+    _, blocks, end = by_trigger('api')
+    host = sorted((b.size, b['class']) for b in blocks if b.kind == 'host' and b.size == 100)
+    want = [] if case.endswith('_read') else [(100, 'possible')]
+    assert host == want, 'gcspy_scan(): the 100-byte block %s, expected %s' % (host, want)
+    bad = [(b.kind, b.size, b['class']) for b in blocks if b['class'] in ('definite', 'indirect')]
+    assert not bad, 'gcspy_scan(): %s (nothing may be definite with managed memory unread)' % bad
+    assert not cuda_blocks(blocks), cuda_blocks(blocks)
+    nothing_cuda_live_at_end()
+    print('%s: the block kept only in managed memory is %s' % (case, want[0][1] if want else 'reachable'))
+elif case == 'cuda_pinned_gone':
+    _, blocks, end = by_trigger('api')
+    got = int(end.get('unreadable', 0))
+    assert 32 * MIB <= got <= 64 * MIB, \
+        'gcspy_scan(): %d bytes unreadable, expected most of the unmapped 64 MiB block' % got
+    print('pinned_gone: the scan completed, %d bytes of the unmapped pinned block unreadable' % got)
 elif case == 'cuda_two_runtimes':
     dev = allocs('device')
     assert sorted(r.size for r in dev) == [MIB, 2 * MIB], dev
@@ -398,9 +421,10 @@ fi
 
 for p in cuda_three cuda_driver cuda_kept_pinned cuda_kept_heap cuda_kept_thread \
          cuda_pinned_leak cuda_pinned_dlopen cuda_entry_points cuda_ctx_teardown cuda_async_vmm \
-         cuda_driver_api cuda_two_runtimes; do
+         cuda_driver_api cuda_two_runtimes cuda_managed_keep cuda_pinned_gone; do
   run "$p"
 done
+GS_CASE=cuda_managed_keep_read run cuda_managed_keep GCSPY_SCAN_MANAGED=1
 # The driver's own address table (the real libcuda's manner): its copies
 # make nothing reachable; what only they reach is held by the CUDA runtime.
 for p in cuda_three cuda_driver cuda_pinned_leak; do

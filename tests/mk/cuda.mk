@@ -28,6 +28,7 @@ GS_CD_PROG_CFLAGS   := -fno-omit-frame-pointer -isystem $(CUDA_HOME)/include -It
 GS_CD_PROG_LDFLAGS  := -L$(GS_CD_DIR) -Wl,--enable-new-dtags -Wl,-rpath,'$$ORIGIN/../../cuda_double'
 GS_CD_CXXFLAGS      := -std=gnu++17 -g -O2 -Wall -Wextra -Werror -MMD -MP
 GS_CD_RT_PROGS  := cuda_three cuda_kept_pinned cuda_kept_thread cuda_pinned_leak cuda_pinned_dlopen \
+                   cuda_managed_keep cuda_pinned_gone \
                    cuda_entry_points \
                    cuda_fault cuda_sync
 GS_CD_DRV_PROGS := cuda_async_vmm cuda_oom cuda_driver cuda_driver_api cuda_api cuda_stress cuda_hidden \
