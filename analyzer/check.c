@@ -183,6 +183,16 @@ static void verdict_line(const struct gs_check_limits *l, const struct gs_result
              v->leak_blocks == 1 ? "" : "s", cl[0] ? cl : "no classes");
     if (v->device_bytes || l->max_device_bytes != UINT64_MAX)
         append(v->line, sizeof v->line, ", %s device", gs_fmt_bytes(b1, v->device_bytes));
+    /* CUDA blocks only the CUDA runtime's memory reaches: said, never a
+     * failure (gpu.md, "Held by the CUDA runtime") */
+    uint64_t held = 0, nheld = 0;
+    for (int mc = 0; mc < GS_MC__N; mc++) {
+        held += r->summary[GS_CLASS_RUNTIME][mc].bytes;
+        nheld += r->summary[GS_CLASS_RUNTIME][mc].blocks;
+    }
+    if (nheld)
+        append(v->line, sizeof v->line, ", %s in %" PRIu64 " block%s held by the CUDA runtime",
+               gs_fmt_bytes(b2, held), nheld, nheld == 1 ? "" : "s");
     if (l->fail_on & GS_CHECK_GROWTH)
         append(v->line, sizeof v->line, ", %" PRIu64 " growth suspect%s", v->suspects,
                v->suspects == 1 ? "" : "s");

@@ -135,6 +135,9 @@ int gs_on_scan_end(struct gs_model *m, const struct gs_record *r)
     s->unreadable_bytes = r->u.scan_end.unreadable;
     memcpy(s->cls_blocks, r->u.scan_end.cls_blocks, sizeof s->cls_blocks);
     memcpy(s->cls_bytes, r->u.scan_end.cls_bytes, sizeof s->cls_bytes);
+    /* held by the CUDA runtime: trailing fields since 2.1 (0 before) */
+    s->cls_blocks[GS_CLASS_RUNTIME] = r->u.scan_end.runtime_blocks;
+    s->cls_bytes[GS_CLASS_RUNTIME] = r->u.scan_end.runtime_bytes;
     s->steps_before = m->steps_at_last_scan;
     s->steps_at = m->nsteps;
     s->user_markers = m->int_users;

@@ -10,8 +10,9 @@
 #include "model.h"
 
 static const char *const class_names[GS_RC__N] = {
-    "definite", "indirect", "possible", "reachable", "not-freed",
+    "definite", "indirect", "possible", "reachable", "runtime", "not-freed",
 };
+_Static_assert(GS_CLASS_RUNTIME == 4 && GS_RC_NOT_FREED == 5, "class_names' order");
 static const char *const memcat_names[GS_MC__N] = { "host", "pinned", "managed", "device" };
 
 const char *gs_class_name(int cls)

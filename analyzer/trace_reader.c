@@ -513,6 +513,7 @@ static int rec_damaged(struct gs_reader *r, size_t at, uint8_t type, const char 
 #define DEC_UT(x, m) GU(rec->u.x.m); rec->t = rec->u.x.m;
 #define DEC_U1(x, m) if (p < e) GU(rec->u.x.m); /* 0 in older minors */
 #define DEC_U2 DEC_U1
+#define DEC_U3 DEC_U1 /* 2.1 */
 #define DEC_DT(x, m) { uint64_t d_; GU(d_); r->t += d_; rec->t = r->t; }
 #define DEC_DA(x, m) { int64_t d_; GS(d_); r->a += (uint64_t)d_; rec->u.x.m = r->a; }
 #define DEC_TB(x, m) GU(rec->t); r->t = rec->t; r->a = 0; r->sid = 0;
@@ -536,7 +537,7 @@ static int rec_damaged(struct gs_reader *r, size_t at, uint8_t type, const char 
         rec->u.x.n##m = n_ < GS_MAX_SEGS ? n_ : GS_MAX_SEGS;              \
     }
 #define DEC_CLASSES(x, m)                                                 \
-    for (int c_ = 0; c_ < GS_CLASS__N; c_++) {                            \
+    for (int c_ = 0; c_ < GS_CLASS_WIRE_N; c_++) {                        \
         GU(rec->u.x.m##_blocks[c_]);                                      \
         GU(rec->u.x.m##_bytes[c_]);                                       \
     }

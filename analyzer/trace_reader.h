@@ -77,6 +77,7 @@ struct gs_record {
                 bytes_scanned, blocks_visited, live_blocks, live_bytes;
             uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
             uint64_t unreadable; /* 0 before minor 2 */
+            uint64_t runtime_blocks, runtime_bytes; /* 0 before 2.1 */
         } scan_end;
         struct { uint64_t id, firstline; struct gs_bytes file, function; } pycode;
         struct { uint64_t allocs, frees, bytes_allocated, live_blocks, live_bytes; } end;

@@ -33,16 +33,20 @@
  * when nothing is lost or possible, the table is not walked here at all). In PyTorch-aware mode the
  * allocator's segments (M_POOL) are reserved memory: never counted, never
  * results; the snapshot's active blocks are classified and reported like
- * other blocks (kind device, fn torch, the snapshot's stack).
+ * other blocks (kind device, fn torch, the snapshot's stack). CUDA blocks
+ * only the CUDA runtime's own memory reaches (M_HELD, mark.c) are "held by
+ * the CUDA runtime": never leaders, never indirect, never new.
  */
 #include "mark.h"
 
 static void walk_lost(struct gs_scan *s, struct gs_block *b, uint8_t mode)
 {
-    if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || gs_is_data(s, b))
+    if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || gs_is_data(s, b) ||
+        (b->kind == GS_MEM_MANAGED && !s->scan_managed))
         return; /* leaves */
     s->visited++;
     s->cur_weak = gs_is_weak(s, b);
+    s->cur_cuda = gs_is_cuda(s, b);
     gs_mark_block(s, b, mode, b);
     gs_mark_drain(s, mode, b);
 }
@@ -146,11 +150,22 @@ static void cliques(struct gs_scan *s)
     demote_reached_leaders(s);
 }
 
+/* A reached managed block left unread (GCSPY_SCAN_MANAGED=0) may hold the
+ * only pointer to any lost block: lost is then at most possible, never
+ * definite. */
+static int class_in(const struct gs_scan *s, int cls)
+{
+    return s->managed_unread && (cls == GS_CLASS_DEFINITE || cls == GS_CLASS_INDIRECT)
+               ? GS_CLASS_POSSIBLE
+               : cls;
+}
+
 static int class_of(uint8_t mark)
 {
     return mark == M_REACH ? GS_CLASS_REACHABLE
          : mark == M_POSS  ? GS_CLASS_POSSIBLE
          : mark == M_IND || mark == M_IND2 ? GS_CLASS_INDIRECT
+         : mark == M_HELD  ? GS_CLASS_RUNTIME
                            : GS_CLASS_DEFINITE;
 }
 
@@ -182,9 +197,9 @@ static void collect_table(struct gs_scan *s)
                 b->mark = M_NONE;
                 continue;
             }
-            int cls = class_of(b->mark);
+            int cls = class_in(s, class_of(b->mark));
             b->mark = M_NONE;
-            uint8_t fresh = cls != GS_CLASS_REACHABLE && !(b->flags & GS_BLOCK_LOST_SEEN);
+            uint8_t fresh = cls < GS_CLASS_REACHABLE && !(b->flags & GS_BLOCK_LOST_SEEN);
             count(s, cls, (struct gs_scan_result){b->addr, b->size, b->stack, b->kind,
                                                   (uint8_t)cls, b->fn, fresh});
         }
@@ -198,7 +213,7 @@ static void collect_pool(struct gs_scan *s)
     const struct gs_pool_view *pool = s->pool;
     for (size_t i = 0; pool && i < pool->nblk; i++) {
         struct gs_pool_blk *pb = &pool->blk[i];
-        int cls = class_of(pb->mark);
+        int cls = class_in(s, class_of(pb->mark));
         pb->mark = M_NONE;
         if (pb->state != GS_PBLK_ACTIVE)
             continue;
@@ -209,10 +224,11 @@ static void collect_pool(struct gs_scan *s)
 
 void gs_classify(struct gs_scan *s)
 {
-    uint64_t lost = s->live_blocks - s->pool_blocks - s->reach_blocks - s->poss_blocks;
+    uint64_t lost = s->live_blocks - s->pool_blocks - s->reach_blocks - s->poss_blocks -
+                    s->held_blocks;
     if (lost)
         cliques(s);
-    if (lost || s->poss_blocks || s->with_reachable) {
+    if (lost || s->poss_blocks || s->held_blocks || s->with_reachable) {
         collect_table(s);
     } else {
         /* Every block reachable and none reported: the marker counted them,

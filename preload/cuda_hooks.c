@@ -33,6 +33,7 @@
 #include "elfsym.h"
 #include "emit.h"
 #include "mem.h"
+#include "modules.h"
 #include "stack.h"
 #include "threads.h"
 #include "torch.h"
@@ -64,18 +65,90 @@ static void *lookup(const char *name)
     return p;
 }
 
+/* ---- the real function of the caller's runtime ---- */
+
+/* Two CUDA runtimes may live in one process (torch's libcudart.so.12 beside
+ * another library's .so.13, each bound by its own DT_NEEDED; issue 18, risk
+ * 10). Our wrapper interposes both, so the real function is the one the
+ * calling module would have bound to without us: looked up in the caller's
+ * own dependency tree (dlsym on its handle, whose search list is the module
+ * and its dependencies, never the preloaded shim), once per (module,
+ * function). A call from the executable, or from a module whose tree has no
+ * definition (a runtime it dlopened itself: the RTLD_LOCAL case), takes the
+ * global one (lookup()). The cache holds up to 64 pairs; past that the
+ * caller's tree is searched on every call (correct, slower). */
+struct by_caller {
+    uintptr_t base;   /* the calling module's load address; 0: empty */
+    const char *name; /* the hook's name (a literal: compared by pointer) */
+    void *fn;
+};
+static struct by_caller by_caller[64];
+static atomic_int by_caller_lock;
+
+static void *search_caller(const char *path, const char *name)
+{
+    void *h = dlopen(path, RTLD_LAZY | RTLD_NOLOAD);
+    if (!h)
+        return NULL;
+    void *p = dlsym(h, name);
+    dlclose(h);
+    /* our own wrapper (the caller depends on libgcspy) is no answer */
+    if (p && (uintptr_t)p >= gs_self_lo && (uintptr_t)p < gs_self_hi)
+        p = NULL;
+    return p;
+}
+
+static void *resolve_for(void **global, const char *name, void *ret)
+{
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1; /* dladdr, dlopen and dlsym may allocate */
+    void *p = NULL;
+    Dl_info di;
+    /* the executable (an empty name, or a path dlopen does not know: it
+     * searches the global scope anyway) ends in the global lookup */
+    if (ret && dladdr(ret, &di) && di.dli_fbase && di.dli_fname && di.dli_fname[0]) {
+        uintptr_t base = (uintptr_t)di.dli_fbase;
+        int found = 0;
+        gs_spin_lock(&by_caller_lock);
+        for (size_t i = 0; i < 64 && by_caller[i].base; i++)
+            if (by_caller[i].base == base && by_caller[i].name == name) {
+                p = by_caller[i].fn;
+                found = 1;
+                break;
+            }
+        gs_spin_unlock(&by_caller_lock);
+        if (!found) {
+            p = search_caller(di.dli_fname, name);
+            gs_spin_lock(&by_caller_lock);
+            for (size_t i = 0; i < 64; i++)
+                if (!by_caller[i].base) {
+                    by_caller[i] = (struct by_caller){base, name, p};
+                    break;
+                }
+            gs_spin_unlock(&by_caller_lock);
+        }
+    }
+    if (!p) {
+        if (!*global)
+            *global = lookup(name);
+        p = *global;
+    }
+    gs_restore(saved);
+    return p;
+}
+
 /* The name is expanded before it is stringized: cuda.h maps cuMemAlloc to
- * cuMemAlloc_v2, and the versioned name is the one the library exports. */
+ * cuMemAlloc_v2, and the versioned name is the one the library exports.
+ * RESOLVE declares a local real_NAME, the caller's runtime's function,
+ * that shadows the file's (the global one) for the rest of the hook. */
 #define GS_STR(x) #x
 #define GS_XSTR(x) GS_STR(x)
 #define RESOLVE(name, fail)                                                   \
-    do {                                                                      \
-        if (GS_UNLIKELY(!real_##name)) {                                      \
-            real_##name = (__typeof__(real_##name))lookup(GS_XSTR(name));     \
-            if (!real_##name)                                                 \
-                return fail;                                                  \
-        }                                                                     \
-    } while (0)
+    __typeof__(real_##name) real_##name##_c = (__typeof__(real_##name))resolve_for( \
+        (void **)&real_##name, GS_XSTR(name), __builtin_return_address(0));   \
+    __typeof__(real_##name) real_##name = real_##name##_c;                    \
+    if (!real_##name)                                                         \
+        return fail
 
 static inline int active(void)
 {
@@ -221,7 +294,9 @@ static void record_alloc(void *frame, uint64_t addr, uint64_t size, unsigned kin
         return call;                                                          \
     gs_tls.in_hook = 1;                                                       \
     uint64_t t0 = gs_now_fine();                                              \
+    gs_tls.in_hook = GS_IN_CUDA;                                              \
     cudaError_t rc = call;                                                    \
+    gs_tls.in_hook = 1;                                                       \
     if (rc == cudaSuccess && (ptr))                                           \
         record_alloc(__builtin_frame_address(0), (uint64_t)(uintptr_t)(ptr),  \
                      size, kind, fn, runtime_device(), (uint64_t)(uintptr_t)(stream), t0); \
@@ -292,7 +367,9 @@ GS_EXPORT cudaError_t cudaMallocFromPoolAsync(void **p, size_t n, cudaMemPool_t 
         ctx_forget(was.addr);                                                 \
     errno = e;                                                                \
     uint64_t t0 = gs_now_fine();                                              \
+    gs_tls.in_hook = GS_IN_CUDA;                                              \
     errt rc = call;                                                           \
+    gs_tls.in_hook = 1;                                                       \
     if (rc == ok)                                                             \
         pause_if_long(t0, gs_now_fine(), device);                             \
     else if (found) {                                                         \
@@ -327,7 +404,9 @@ GS_EXPORT cudaError_t cudaFreeAsync(void *p, cudaStream_t s)
         return call;                                                          \
     gs_tls.in_hook = 1;                                                       \
     uint64_t t0 = gs_now_fine();                                              \
+    gs_tls.in_hook = GS_IN_CUDA;                                              \
     CUresult rc = call;                                                       \
+    gs_tls.in_hook = 1;                                                       \
     if (rc == CUDA_SUCCESS && (ptr))                                          \
         record_alloc(__builtin_frame_address(0), (uint64_t)(uintptr_t)(ptr),  \
                      size, kind, fn, driver_device(), (uint64_t)(uintptr_t)(stream), t0); \

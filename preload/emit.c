@@ -171,7 +171,8 @@ void gs_emit_scan_end(const struct gs_scan_end *s)
 {
     META_FIXED(SCAN_END, scan_end, s->id, s->t_start, s->t_stopped, s->t_marked, s->t_end,
                s->nstopped, s->bytes_scanned, s->visited, s->live_blocks, s->live_bytes,
-               s->cls_blocks, s->cls_bytes, s->unreadable);
+               s->cls_blocks, s->cls_bytes, s->unreadable, s->cls_blocks[GS_CLASS_RUNTIME],
+               s->cls_bytes[GS_CLASS_RUNTIME]);
 }
 
 /* ---- a caching allocator's snapshot ---- */

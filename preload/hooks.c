@@ -123,7 +123,7 @@ static inline int tracking(void)
 {
     int s = atomic_load_explicit(&gs_state, memory_order_relaxed);
     if (GS_LIKELY(s == GS_ON))
-        return !gs_tls.in_hook;
+        return !(gs_tls.in_hook & 1); /* 0, or GS_IN_CUDA: the CUDA library's own */
     if (s == GS_OFF && !early_tried && environ && !gs_tls.in_hook) {
         early_tried = 1;
         gs_tls.in_hook = 1;
@@ -175,11 +175,12 @@ GS_EXPORT void *malloc(size_t n)
     }
     if (!tracking())
         return real_malloc(n);
+    int saved_ = gs_tls.in_hook; /* 0, or GS_IN_CUDA */
     gs_tls.in_hook = 1;
     void *p = real_malloc(n);
     if (GS_LIKELY(p))
         track(p, n, GS_FN_MALLOC, __builtin_frame_address(0));
-    gs_leave();
+    gs_restore(saved_);
     return p;
 }
 
@@ -189,16 +190,17 @@ GS_EXPORT void free(void *p)
         return;
     if (GS_UNLIKELY(!real_free))
         resolve();
-    if (atomic_load_explicit(&gs_state, memory_order_relaxed) != GS_ON || gs_tls.in_hook) {
+    if (atomic_load_explicit(&gs_state, memory_order_relaxed) != GS_ON || (gs_tls.in_hook & 1)) {
         real_free(p);
         return;
     }
+    int saved_ = gs_tls.in_hook; /* 0, or GS_IN_CUDA */
     gs_tls.in_hook = 1;
     int e = errno;
     gs_on_free((uintptr_t)p);
     errno = e;
     real_free(p);
-    gs_leave();
+    gs_restore(saved_);
 }
 
 GS_EXPORT void *calloc(size_t n, size_t m)
@@ -212,11 +214,12 @@ GS_EXPORT void *calloc(size_t n, size_t m)
     }
     if (!tracking())
         return real_calloc(n, m);
+    int saved_ = gs_tls.in_hook; /* 0, or GS_IN_CUDA */
     gs_tls.in_hook = 1;
     void *p = real_calloc(n, m);
     if (GS_LIKELY(p))
         track(p, n * m, GS_FN_CALLOC, __builtin_frame_address(0));
-    gs_leave();
+    gs_restore(saved_);
     return p;
 }
 
@@ -230,6 +233,7 @@ static void *do_realloc(void *old, size_t n, void *frame)
     }
     if (!tracking())
         return real_realloc(old, n);
+    int saved_ = gs_tls.in_hook; /* 0, or GS_IN_CUDA */
     gs_tls.in_hook = 1;
     int e = errno;
     uint32_t stack = (n || !old) ? capture(frame) : 0;
@@ -249,7 +253,7 @@ static void *do_realloc(void *old, size_t n, void *frame)
             errno = e;
         }
     }
-    gs_leave();
+    gs_restore(saved_);
     return p;
 }
 
@@ -282,11 +286,12 @@ GS_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 #define ALIGNED_HOOK(call, fn, n)                                             \
     if (!tracking())                                                          \
         return call;                                                          \
+    int saved_ = gs_tls.in_hook;                                              \
     gs_tls.in_hook = 1;                                                       \
     void *p = call;                                                           \
     if (GS_LIKELY(p))                                                         \
         track(p, n, fn, __builtin_frame_address(0));                          \
-    gs_leave();                                                               \
+    gs_restore(saved_);                                                       \
     return p;
 
 GS_EXPORT void *memalign(size_t align, size_t n)
@@ -343,11 +348,12 @@ GS_EXPORT int posix_memalign(void **out, size_t align, size_t n)
     }
     if (!tracking())
         return real_posix_memalign(out, align, n);
+    int saved_ = gs_tls.in_hook; /* 0, or GS_IN_CUDA */
     gs_tls.in_hook = 1;
     int rc = real_posix_memalign(out, align, n);
     if (rc == 0 && *out)
         track(*out, n, GS_FN_MEMALIGN, __builtin_frame_address(0));
-    gs_leave();
+    gs_restore(saved_);
     return rc;
 }
 

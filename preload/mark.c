@@ -13,6 +13,13 @@
  *    leaf, never scanned, and reachable through any pointer into it.
  * What is still unmarked then is lost: classify.c takes it from there.
  *
+ * The CUDA runtime's own memory (cuda_owned.c: heap blocks allocated from
+ * the driver's, runtime's or CUPTI's code, their data segments) keeps host
+ * blocks alive as any memory does, but a pointer there to a CUDA block
+ * (device, VMM, pinned, managed) counts for nothing while marking; after
+ * marking, gs_mark_held reads that memory again and gives the CUDA blocks
+ * still unmarked that it points to M_HELD: "held by the CUDA runtime".
+ *
  * Marking uses only gcspy's own memory and raw syscalls, and never
  * recurses: the mark stack is an explicit array with room for every live
  * block.
@@ -258,6 +265,12 @@ static inline void push(struct gs_scan *s, struct gs_block *b, uint8_t m)
     }
     if (b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM || gs_is_data(s, b))
         return; /* leaves: reachable, never scanned */
+    if (b->kind == GS_MEM_MANAGED && !s->scan_managed) {
+        /* not read (a host read migrates pages the GPU holds): what it
+         * points to cannot be known; the classifier says so */
+        s->managed_unread += m == M_REACH || m == M_POSS;
+        return;
+    }
     if (s->sp < s->stack_cap)
         s->stack[s->sp++] = b;
 }
@@ -303,7 +316,7 @@ static inline void visit_word(struct gs_scan *s, uintptr_t w, uint8_t mode, stru
      * prefetch of a bad address does nothing. */
     __builtin_prefetch((const void *)w);
     struct gs_block *b = find_start(w);
-    if (GS_UNLIKELY(s->cur_loader)) {
+    if (GS_UNLIKELY(s->cur_loader | s->cur_cuda)) {
         struct gs_block *c = b ? b : find_containing(s, w);
         if (c && c->kind != GS_MEM_HOST)
             return;
@@ -333,7 +346,8 @@ static inline void visit_word(struct gs_scan *s, uintptr_t w, uint8_t mode, stru
         return;
     }
     if (mode == M_IND) {
-        if (b == leader || b->mark == M_IND || b->mark == M_REACH || b->mark == M_POSS)
+        if (b == leader || b->mark == M_IND || b->mark == M_REACH || b->mark == M_POSS ||
+            b->mark == M_HELD)
             return;
         if (b->mark == M_LEAD) { /* a former leader joins this clique */
             b->mark = M_IND;
@@ -394,10 +408,12 @@ static size_t read_root_chunk(uintptr_t lo, size_t n, uintptr_t *buf, pid_t pid)
  * to the ld.so.cache mapping it unmapped (glibc's cache_new), where the
  * next mmap of that size lands: a pinned block there would look kept.
  * Its words keep host blocks only. */
-static void scan_range(struct gs_scan *s, uintptr_t lo, uintptr_t hi, uint8_t mode, int loader)
+static void scan_range(struct gs_scan *s, uintptr_t lo, uintptr_t hi, uint8_t mode, int loader,
+                       int cuda)
 {
     s->cur_weak = 0;
     s->cur_loader = loader;
+    s->cur_cuda = cuda;
     lo &= ~(uintptr_t)7;
     static uintptr_t buf[8192];
     pid_t pid = getpid();
@@ -412,6 +428,26 @@ static void scan_range(struct gs_scan *s, uintptr_t lo, uintptr_t hi, uint8_t mo
         lo += (uintptr_t)got;
     }
     s->cur_loader = 0;
+    s->cur_cuda = 0;
+}
+
+/* A root range that is not the loader's, split where it meets the CUDA
+ * modules' data segments (s->cdata, sorted and disjoint). */
+static void scan_plain(struct gs_scan *s, uintptr_t lo, uintptr_t hi, uint8_t mode)
+{
+    for (size_t i = 0; i < s->ncdata && lo < hi; i++) {
+        uintptr_t a = s->cdata[i].lo, z = s->cdata[i].hi;
+        if (z <= lo)
+            continue;
+        if (a >= hi)
+            break;
+        if (lo < a)
+            scan_range(s, lo, a, mode, 0, 0);
+        scan_range(s, lo > a ? lo : a, hi < z ? hi : z, mode, 0, 1);
+        lo = z;
+    }
+    if (lo < hi)
+        scan_range(s, lo, hi, mode, 0, 0);
 }
 
 /* A root range, split where it meets the loader's data (a merged mapping
@@ -421,14 +457,14 @@ static void scan_root(struct gs_scan *s, const struct gs_roots *roots, uintptr_t
 {
     uintptr_t a = roots->loader_lo, z = roots->loader_hi;
     if (z <= lo || a >= hi) {
-        scan_range(s, lo, hi, mode, 0);
+        scan_plain(s, lo, hi, mode);
         return;
     }
     if (lo < a)
-        scan_range(s, lo, a, mode, 0);
-    scan_range(s, lo > a ? lo : a, hi < z ? hi : z, mode, 1);
+        scan_plain(s, lo, a, mode);
+    scan_range(s, lo > a ? lo : a, hi < z ? hi : z, mode, 1, 0);
     if (z < hi)
-        scan_range(s, z, hi, mode, 0);
+        scan_plain(s, z, hi, mode);
 }
 
 /* Blocks are read in place (a copy would cost a syscall per block), so the
@@ -440,6 +476,29 @@ void gs_mark_block(struct gs_scan *s, const struct gs_block *b, uint8_t mode,
                    struct gs_block *leader)
 {
     uintptr_t lo = b->addr, hi = b->addr + b->size / 8 * 8;
+    if (GS_UNLIKELY(b->kind == GS_MEM_PINNED || b->kind == GS_MEM_MANAGED)) {
+        /* CUDA host memory is copied out as roots are: a pinned block the
+         * driver unmapped by a path the hooks did not see must not fault,
+         * and write-combined pages are read once, in bulk */
+        static uintptr_t buf[8192];
+        pid_t pid = getpid();
+        while (lo < hi) {
+            size_t n = hi - lo < sizeof buf ? hi - lo : sizeof buf;
+            size_t got = read_root_chunk(lo, n, buf, pid) / 8 * 8;
+            if (got)
+                gs_mark_words(s, buf, got / 8, mode, leader);
+            if (got < n) { /* the rest of the page is gone: skip it */
+                uintptr_t next = (lo + got + 4096) & ~(uintptr_t)4095;
+                if (next > hi)
+                    next = hi;
+                s->unreadable_bytes += next - (lo + got);
+                lo = next;
+                continue;
+            }
+            lo += got;
+        }
+        return;
+    }
     if (GS_LIKELY(!s->nnoread)) {
         gs_mark_words(s, (const uintptr_t *)lo, (hi - lo) / 8, mode, leader);
         return;
@@ -472,7 +531,86 @@ void gs_mark_drain(struct gs_scan *s, uint8_t mode, struct gs_block *leader)
         struct gs_block *b = s->stack[--s->sp];
         s->visited++;
         s->cur_weak = gs_is_weak(s, b);
+        s->cur_cuda = gs_is_cuda(s, b);
         gs_mark_block(s, b, mode, leader);
+    }
+    s->cur_cuda = 0;
+}
+
+/* ---- held by the CUDA runtime ---- */
+
+/* One word of the runtime's memory (or of a block it holds): a CUDA block
+ * not otherwise reached is held; pinned and managed ones are host memory
+ * and are read in turn (what they point to is held too). Any pointer into
+ * a block counts: the driver's tables keep ranges. */
+static void held_word(struct gs_scan *s, uintptr_t w)
+{
+    if (!plausible(s, w))
+        return;
+    struct gs_block *b = find_start(w);
+    if (!b)
+        b = find_containing(s, w);
+    if (!b || b->kind == GS_MEM_HOST || b->mark != M_NONE)
+        return;
+    b->mark = M_HELD;
+    s->held_blocks++;
+    if (b->kind != GS_MEM_DEVICE && b->kind != GS_MEM_VMM &&
+        (b->kind != GS_MEM_MANAGED || s->scan_managed) && s->sp < s->stack_cap)
+        s->stack[s->sp++] = b;
+}
+
+/* [lo, hi) copied out a chunk at a time (process_vm_readv: a page that
+ * went away since the stop is skipped, never a fault). */
+static void held_range(struct gs_scan *s, uintptr_t lo, uintptr_t hi)
+{
+    static uintptr_t buf[8192];
+    pid_t pid = getpid();
+    lo &= ~(uintptr_t)7;
+    while (lo < hi) {
+        size_t n = hi - lo < sizeof buf ? hi - lo : sizeof buf;
+        size_t got = read_root_chunk(lo, n, buf, pid);
+        if (!got) {
+            lo = (lo + 4096) & ~(uintptr_t)4095;
+            continue;
+        }
+        s->bytes_scanned += got / 8 * 8;
+        for (size_t i = 0; i < got / 8; i++)
+            held_word(s, buf[i]);
+        lo += (uintptr_t)got;
+    }
+}
+
+static void held_drain(struct gs_scan *s)
+{
+    while (s->sp) {
+        struct gs_block *b = s->stack[--s->sp];
+        s->visited++;
+        held_range(s, b->addr, b->addr + b->size / 8 * 8);
+    }
+}
+
+void gs_mark_held(struct gs_scan *s)
+{
+    if (!s->ncdata && !s->cbits)
+        return;
+    for (size_t i = 0; i < s->ncdata; i++) {
+        held_range(s, s->cdata[i].lo, s->cdata[i].hi);
+        held_drain(s);
+    }
+    if (!s->cbits)
+        return;
+    /* every owned block, reached or not: a table the runtime leaked still
+     * says nothing about the program's blocks */
+    for (int i = 0; i < GS_SHARDS; i++) {
+        struct gs_shard *sh = &gs_shards[i];
+        for (uint64_t j = 0; j < sh->cap; j++) {
+            struct gs_block *b = &sh->slots[j];
+            if (!b->addr || !gs_is_cuda(s, b))
+                continue;
+            s->visited++;
+            held_range(s, b->addr, b->addr + b->size / 8 * 8);
+            held_drain(s);
+        }
     }
 }
 

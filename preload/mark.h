@@ -28,8 +28,10 @@ struct gs_pool_view {
 };
 
 /* ---- marks (struct gs_block's and gs_pool_blk's mark) ---- */
-/* M_IND2: indirect, and visited by the classifier's second pass. */
-enum { M_NONE = 0, M_REACH = 1, M_POSS = 2, M_IND = 3, M_LEAD = 4, M_POOL = 5, M_IND2 = 6 };
+/* M_IND2: indirect, and visited by the classifier's second pass. M_HELD: a
+ * CUDA block only the CUDA runtime's own memory reaches (cuda_owned.c). */
+enum { M_NONE = 0, M_REACH = 1, M_POSS = 2, M_IND = 3, M_LEAD = 4, M_POOL = 5, M_IND2 = 6,
+       M_HELD = 7 };
 #define GS_REGION_SHIFT 16
 #define GS_LARGE (1ull << GS_REGION_SHIFT)
 
@@ -67,9 +69,12 @@ struct gs_scan {
     /* blocks marked from the roots, and the allocator's segments: what is
      * lost is the rest (the classifier skips its table passes when that is
      * nothing) */
-    uint64_t reach_blocks, reach_bytes, poss_blocks, pool_blocks;
+    uint64_t reach_blocks, reach_bytes, poss_blocks, pool_blocks, held_blocks;
     int cur_weak; /* the words being scanned are a weak block's */
     int cur_loader; /* ... or the dynamic loader's data (mark.c) */
+    int cur_cuda;   /* ... or the CUDA runtime's (a data segment, or an owned block) */
+    int scan_managed;        /* GCSPY_SCAN_MANAGED: managed blocks are read */
+    uint64_t managed_unread; /* managed blocks reached and left unread */
     uint64_t cls_blocks[GS_CLASS__N], cls_bytes[GS_CLASS__N];
     /* of those lost, the host blocks no API scan had found lost before
      * (GS_BLOCK_LOST_SEEN unset; their results' `fresh` is 1) */
@@ -82,12 +87,23 @@ struct gs_scan {
     struct gs_pool_view *pool;   /* the allocator's blocks, or NULL */
     const uint8_t *bits;         /* per stack id: GS_SB_* bits (stack.h), or NULL */
     uint32_t nbits;
+    /* The CUDA runtime's own memory (cuda_owned.c), for this scan: */
+    const uint8_t *cbits;        /* per stack id: allocated from CUDA code */
+    uint32_t ncbits;
+    const struct gs_range *cdata; /* the CUDA modules' writable segments, sorted */
+    size_t ncdata;
 };
 
 /* allocator metadata: scanned, its device and interior pointers ignored */
 static inline int gs_is_weak(const struct gs_scan *s, const struct gs_block *b)
 {
     return s->bits && b->stack < s->nbits && (s->bits[b->stack] & GS_SB_WEAK);
+}
+
+/* the CUDA runtime's bookkeeping: a heap block allocated from its code */
+static inline int gs_is_cuda(const struct gs_scan *s, const struct gs_block *b)
+{
+    return s->cbits && b->kind == GS_MEM_HOST && b->stack < s->ncbits && s->cbits[b->stack];
 }
 
 /* pointer-free (a CPU tensor's storage): never scanned */
@@ -105,6 +121,10 @@ int gs_mark_pages_init(uint64_t total);
 int gs_mark_prepass(struct gs_scan *s, struct gs_range **heap, size_t *nheap, size_t *heap_cap);
 /* Marks from the roots: REACHABLE, then POSSIBLE through interior pointers. */
 void gs_mark_roots(struct gs_scan *s, const struct gs_roots *roots);
+/* After gs_mark_roots: the CUDA blocks that only the CUDA runtime's own
+ * memory reaches become M_HELD (the words of that memory were ignored for
+ * CUDA blocks while marking). */
+void gs_mark_held(struct gs_scan *s);
 /* Scans n words (a block's, from leader: M_IND or M_IND2), then everything
  * pushed. */
 void gs_mark_words(struct gs_scan *s, const uintptr_t *p, size_t n, uint8_t mode,

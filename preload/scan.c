@@ -38,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cuda_owned.h"
 #include "cupti_load.h"
 #include "emit.h"
 #include "scan.h"
@@ -48,6 +49,7 @@ uint64_t gs_last_scan_ns;
 static atomic_int scanning;
 static uint64_t scan_seq;
 static void (*stack_bits)(const uint8_t **bits, uint32_t *nbits);
+static struct gs_cuda_owned cuda_owned; /* for the scan in progress (scanning) */
 static atomic_int api_lock;
 static struct gs_scan_counts api_last; /* the last API scan's (api_lock) */
 
@@ -149,6 +151,7 @@ static int mark_and_classify(const struct gs_stopped *th, int nth, uintptr_t roo
     s.noread = roots.noread;
     s.nnoread = roots.nnoread;
     gs_mark_roots(&s, &roots);
+    gs_mark_held(&s);
     gs_classify(&s);
     return 0;
 }
@@ -377,6 +380,11 @@ static int run_scan(int trigger, uintptr_t self_sp, struct gs_pool_view *view,
     s.pool = view;
     s.bits = bits;
     s.nbits = nbits;
+    s.cbits = cuda_owned.bits;
+    s.ncbits = cuda_owned.nbits;
+    s.cdata = cuda_owned.data;
+    s.ncdata = cuda_owned.ndata;
+    s.scan_managed = gs_opt.scan_managed;
     uint64_t id = ++scan_seq;
 
     size_t out_bytes;
@@ -467,6 +475,7 @@ static int scan_with(int trigger, uintptr_t self_sp, struct gs_pool_view *view)
     uint32_t nbits = 0;
     if (stack_bits)
         stack_bits(&bits, &nbits);
+    gs_cuda_owned_prepare(&cuda_owned);
     if (gs_stop_init() == 0)
         rc = run_scan(trigger, self_sp, view, bits, nbits);
     else

@@ -187,7 +187,8 @@ struct gs_thread {
     struct gs_unw_rule unw[1u << GS_UNW_BITS]; /* unwind.c: return address -> rule */
 };
 struct gs_tls {
-    int in_hook;                 /* recursion guard: set while inside gcspy */
+    int in_hook;                 /* recursion guard: set while inside gcspy (1), or
+                                  * GS_IN_CUDA: inside a CUDA hook's real call */
     int exited;                  /* thread's TSD destructors have run */
     volatile int stop_pending;   /* a stop request arrived while in_hook */
     struct gs_thread *th;
@@ -214,6 +215,12 @@ static inline void gs_leave(void)
     if (GS_UNLIKELY(gs_tls.stop_pending))
         gs_stop_check_slow();
 }
+/* in_hook while a CUDA hook (cuda_hooks.c) runs the real allocation or
+ * free: still inside gcspy for every other hook, the stop signal and the
+ * CUPTI bridge, but the malloc family traces the CUDA library's own heap
+ * blocks (their stacks name its code: cuda_owned.c); even, so that the
+ * malloc hooks' "inside gcspy" test is one bit. */
+#define GS_IN_CUDA 2
 /* Restores the recursion flag saved on entry (gs_leave when it was clear). */
 static inline void gs_restore(int saved)
 {

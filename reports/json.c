@@ -108,7 +108,8 @@ static void sites(struct gs_report_ctx *c, const struct gs_result *r)
         cell(w, "lost", &lost);
         gs_jw_obj(w, "classes");
         for (int k = 0; k < GS_RC__N; k++)
-            cell(w, gs_class_name(k), &s->cls[k]);
+            if (k != GS_CLASS_RUNTIME || s->cls[k].blocks) /* held by the CUDA runtime: where some are */
+                cell(w, gs_class_name(k), &s->cls[k]);
         gs_jw_end_obj(w);
         gs_jw_u64(w, "largest_block", s->largest);
         gs_jw_bool(w, "inherited", s->inherited);
@@ -176,6 +177,11 @@ static void summary(struct gs_jw *w, const char *key, const struct gs_cell s[GS_
 {
     gs_jw_obj(w, key);
     for (int k = 0; k < GS_RC__N; k++) {
+        uint64_t nk = 0;
+        for (int m = 0; m < GS_MC__N; m++)
+            nk += s[k][m].blocks;
+        if (k == GS_CLASS_RUNTIME && !nk)
+            continue; /* held by the CUDA runtime: only where some are */
         gs_jw_obj(w, gs_class_name(k));
         struct gs_cell tot = { 0, 0 };
         for (int m = 0; m < GS_MC__N; m++) {
@@ -193,7 +199,8 @@ static void per_class(struct gs_jw *w, const char *key, const struct gs_cell c[G
 {
     gs_jw_obj(w, key);
     for (int k = 0; k < GS_RC__N; k++)
-        cell(w, gs_class_name(k), &c[k]);
+        if (k != GS_CLASS_RUNTIME || c[k].blocks)
+            cell(w, gs_class_name(k), &c[k]);
     gs_jw_end_obj(w);
 }
 
@@ -233,6 +240,8 @@ static void scan_obj(struct gs_jw *w, const char *key, const struct gs_scan *s)
         gs_jw_u64(w, "unreadable_bytes", s->unreadable_bytes);
     gs_jw_obj(w, "classes");
     for (int k = 0; k < GS_CLASS__N; k++) {
+        if (k == GS_CLASS_RUNTIME && !s->cls_blocks[k])
+            continue; /* held by the CUDA runtime: only where some are */
         gs_jw_obj_compact(w, gs_class_name(k));
         gs_jw_u64(w, "bytes", s->cls_bytes[k]);
         gs_jw_u64(w, "blocks", s->cls_blocks[k]);

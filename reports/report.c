@@ -27,7 +27,8 @@ int gs_report_shows(const struct gs_report_opts *o, const struct gs_reporter *re
 {
     uint32_t max = o->max_groups ? o->max_groups : rep->max_groups;
     int reach = o->show_reachable || rep->show_reachable;
-    if (l->cls >= GS_CLASS_REACHABLE && !reach)
+    /* held by the CUDA runtime is shown: neither a leak nor reachable */
+    if ((l->cls == GS_CLASS_REACHABLE || l->cls == GS_RC_NOT_FREED) && !reach)
         return 0;
     return k < max;
 }

@@ -213,10 +213,16 @@ static int site_row(const struct gs_report_ctx *c, const struct gs_leaksite *s)
     return gs_site_lost(s).blocks || c->o->show_reachable;
 }
 
+/* "held by the CUDA runtime" has a column, a row and a line only in a
+ * result that has such blocks: every other report reads as before. */
+static int no_runtime;
+
 static void class_cells(FILE *f, const struct gs_leaksite *s, int ncls)
 {
     char b[32], cell[64];
     for (int k = 0; k < ncls; k++) {
+        if (k == GS_CLASS_RUNTIME && no_runtime)
+            continue;
         if (s->cls[k].blocks)
             snprintf(cell, sizeof cell, "%s/%" PRIu64, gs_fmt_bytes(b, s->cls[k].bytes),
                      s->cls[k].blocks);
@@ -255,9 +261,13 @@ static void print_sites(struct gs_report_ctx *c, const struct gs_result *r)
     uint32_t max = c->o->max_groups ? c->o->max_groups : gs_reporter_text.max_groups;
     fprintf(f, "\n   LEAKS (one row per allocation site, bytes/blocks by class)\n");
     int any = 0;
+    no_runtime = 1;
     for (int k = 0; k < GS_RC__N; k++)
-        for (int m = 0; m < GS_MC__N; m++)
+        for (int m = 0; m < GS_MC__N; m++) {
             any |= r->summary[k][m].blocks != 0;
+            if (k == GS_CLASS_RUNTIME && r->summary[k][m].blocks)
+                no_runtime = 0;
+        }
     if (!any) {
         fprintf(f, r->ended_by_exec ? "   none: the exec released every block live then\n"
                                     : "   none: no block was live at the end\n");
@@ -265,7 +275,8 @@ static void print_sites(struct gs_report_ctx *c, const struct gs_result *r)
     }
     fprintf(f, "   ");
     for (int k = 0; k < ncls; k++)
-        fprintf(f, " %16s", gs_class_name(k));
+        if (k != GS_CLASS_RUNTIME || !no_runtime)
+            fprintf(f, " %16s", gs_class_name(k));
     fprintf(f, "  memory, site\n");
     uint32_t shown = 0, rows = 0;
     struct gs_cell folded[GS_NOISE__N][GS_CLASS_REACHABLE];
@@ -435,6 +446,11 @@ static void print_summary_table(FILE *f, const struct gs_cell cls[GS_RC__N][GS_M
         fprintf(f, " %22s", gs_memcat_name(m));
     fputc('\n', f);
     for (int k = 0; k < GS_RC__N; k++) {
+        uint64_t nk = 0;
+        for (int m = 0; m < GS_MC__N; m++)
+            nk += cls[k][m].blocks;
+        if (k == GS_CLASS_RUNTIME && !nk)
+            continue; /* a row only where there are such blocks */
         fprintf(f, "%s%-10s", ind, gs_class_name(k));
         for (int m = 0; m < GS_MC__N; m++) {
             char cell[64];

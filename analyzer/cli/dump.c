@@ -177,7 +177,7 @@ static void put_segflags(FILE *f, uint64_t fl)
         put_segflags(f, (s).m[i_].flags);                                       \
     }
 #define PUT_CLASSES(key, s, m, en)                                              \
-    for (int c_ = 0; c_ < GS_CLASS__N; c_++) {                                  \
+    for (int c_ = 0; c_ < GS_CLASS_WIRE_N; c_++) {                              \
         putc_unlocked(' ', f);                                                  \
         put_s(f, gs_##en##_name(c_));                                           \
         put_s(f, "_blocks=");                                                   \
@@ -198,6 +198,7 @@ static void put_segflags(FILE *f, uint64_t fl)
 #define TIME_UT
 #define TIME_U1
 #define TIME_U2
+#define TIME_U3
 #define TIME_DA
 #define TIME_DI
 #define TIME_DP
@@ -214,6 +215,7 @@ static void put_segflags(FILE *f, uint64_t fl)
 #define OTHER_UT(put) put
 #define OTHER_U1(put) put
 #define OTHER_U2(put) put
+#define OTHER_U3(put) put
 #define OTHER_DA(put) put
 #define OTHER_DI(put) put
 #define OTHER_DP(put) put

@@ -4,13 +4,14 @@
  * tests that build traces by hand both use these, so hand-built traces are
  * byte-for-byte what the shim writes. Parameters are the record's fields in
  * encoding order, named as in records.def:
- *   U S T UT U1 U2    uint64_t (int64_t for S)
+ *   U S T UT U1 U2 U3 uint64_t (int64_t for S)
  *   DT DA TB DI DP uint64_t absolute time / address / id; hot records that have
  *                  them (class DELTA) take the buffer's state first, after p
  *   STR BYTES      const void *x, size_t x_len (NULL with 0: empty)
  *   SEGS           size_t nx, const struct gs_seg *x
  *   CLASSES        const uint64_t *x_blocks, const uint64_t *x_bytes
- *                  (GS_CLASS__N each)
+ *                  (GS_CLASS_WIRE_N each: the classes before RUNTIME,
+ *                  whose totals are trailing fields of SCAN_END since 2.1)
  * Each is static inline straight-line code, as a hand-written encoder would
  * be: nothing is looked up at run time.
  *
@@ -88,9 +89,11 @@ static inline uint8_t *gs_put_segs(uint8_t *p, size_t n, const struct gs_seg *se
     return p;
 }
 
+_Static_assert(GS_CLASS_WIRE_N == GS_CLASS_REACHABLE + 1, "the wire's class array");
+
 static inline uint8_t *gs_put_classes(uint8_t *p, const uint64_t *blocks, const uint64_t *bytes)
 {
-    for (int c = 0; c < GS_CLASS__N; c++) {
+    for (int c = 0; c < GS_CLASS_WIRE_N; c++) {
         p = gs_put_u(p, blocks[c]);
         p = gs_put_u(p, bytes[c]);
     }
@@ -107,6 +110,7 @@ static inline uint8_t *gs_put_classes(uint8_t *p, const uint64_t *blocks, const 
 #define GS_ENC_PARAM_UT(m) , uint64_t m
 #define GS_ENC_PARAM_U1(m) , uint64_t m
 #define GS_ENC_PARAM_U2(m) , uint64_t m
+#define GS_ENC_PARAM_U3(m) , uint64_t m
 #define GS_ENC_PARAM_DT(m) , uint64_t m
 #define GS_ENC_PARAM_DA(m) , uint64_t m
 #define GS_ENC_PARAM_TB(m) , uint64_t m
@@ -125,6 +129,7 @@ static inline uint8_t *gs_put_classes(uint8_t *p, const uint64_t *blocks, const 
 #define GS_ENC_PUT_UT(m) p = gs_put_u(p, m);
 #define GS_ENC_PUT_U1(m) p = gs_put_u(p, m);
 #define GS_ENC_PUT_U2(m) p = gs_put_u(p, m);
+#define GS_ENC_PUT_U3(m) p = gs_put_u(p, m);
 #define GS_ENC_PUT_DT(m) p = gs_put_dt(p, st, m);
 #define GS_ENC_PUT_DA(m) p = gs_put_addr(p, st, m);
 #define GS_ENC_PUT_TB(m) st->t = m; st->a = 0; st->sid = 0; p = gs_put_u(p, m);
@@ -147,6 +152,7 @@ static inline uint8_t *gs_put_classes(uint8_t *p, const uint64_t *blocks, const 
 #define GS_ENC_MAX_UT GS_VARINT_MAX
 #define GS_ENC_MAX_U1 GS_VARINT_MAX
 #define GS_ENC_MAX_U2 GS_VARINT_MAX
+#define GS_ENC_MAX_U3 GS_VARINT_MAX
 #define GS_ENC_MAX_DT GS_VARINT_MAX
 #define GS_ENC_MAX_DA GS_VARINT_MAX
 #define GS_ENC_MAX_TB GS_VARINT_MAX
@@ -155,7 +161,7 @@ static inline uint8_t *gs_put_classes(uint8_t *p, const uint64_t *blocks, const 
 #define GS_ENC_MAX_STR GS_VARINT_MAX
 #define GS_ENC_MAX_BYTES GS_VARINT_MAX
 #define GS_ENC_MAX_SEGS GS_VARINT_MAX
-#define GS_ENC_MAX_CLASSES (2 * GS_CLASS__N * GS_VARINT_MAX)
+#define GS_ENC_MAX_CLASSES (2 * GS_CLASS_WIRE_N * GS_VARINT_MAX)
 
 /* By class: the state parameter, the record's start and its end. */
 #define GS_ENC_STATE_DELTA , struct gs_enc_state *st

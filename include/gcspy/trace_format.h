@@ -67,7 +67,11 @@
 #define GS_TRACE_MAGIC      "GCSPYTRC"
 #define GS_TRACE_MAGIC_LEN  8
 #define GS_TRACE_MAJOR      2  /* what the writer writes */
-#define GS_TRACE_MINOR      0
+#define GS_TRACE_MINOR      1
+/* The classes SCAN_END's class array holds (definite, indirect, possible,
+ * reachable): fixed since 1.0, so that older traces read as they were
+ * written; "held by the CUDA runtime" (2.1) has trailing fields. */
+#define GS_CLASS_WIRE_N     4
 #define GS_TRACE_MAJOR_OLDEST 1 /* the oldest major the reader still reads */
 #define GS_FILE_HDR_SIZE    32u
 #define GS_FILE_F_ZSTD      0x1u  /* chunk payloads are zstd data */

@@ -306,12 +306,14 @@ static int blk_insert(const struct gs_cd_block *b)
                                    .acct = gs_cd_hide(b->acct), .kind = b->kind,
                                    .device = b->device, .ctx = b->ctx, .pool = b->pool};
     n_blk++;
+    gs_cd_table_note_locked(b->addr, b->kind, 1);
     return 0;
 }
 
 static void blk_remove(struct stored_block *b)
 {
     size_t i = (size_t)(b - blk);
+    gs_cd_table_note_locked(gs_cd_show(b->addr), b->kind, 0);
     memmove(&blk[i], &blk[i + 1], (n_blk - i - 1) * sizeof *blk);
     n_blk--;
 }

@@ -130,6 +130,10 @@ CUresult gs_cd_reserve(size_t size, size_t align, uintptr_t want, uintptr_t *out
 int gs_cd_block_get_locked(uintptr_t p, struct gs_cd_block *out);
 void gs_cd_reserve_remove_locked(uintptr_t addr); /* a reservation's start */
 
+/* drvtable.c: the plain address table the real driver keeps, when
+ * GS_CUDA_DOUBLE_TABLE=1 (add: 1 on allocation, 0 on free). */
+void gs_cd_table_note_locked(uintptr_t addr, int kind, int add);
+
 /* vmm.c */
 /* Whether [p, p+n) is mapped throughout with `access` (GS_CD_READ/WRITE
  * bits; 0: mapped at all); base/size/device: the mapping holding p. */

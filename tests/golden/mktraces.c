@@ -133,8 +133,8 @@ static void scan_end(struct gs_tb *tb, uint64_t id, uint64_t t0, uint64_t t1,
         .t_end = t1, .threads = 1, .bytes_scanned = 65536, .blocks_visited = 10,
         .live_blocks = 10, .live_bytes = 10000,
     };
-    memcpy(e.cls_blocks, blocks, sizeof e.cls_blocks);
-    memcpy(e.cls_bytes, bytes, sizeof e.cls_bytes);
+    memcpy(e.cls_blocks, blocks, 4 * sizeof *blocks); /* the four classes before RUNTIME */
+    memcpy(e.cls_bytes, bytes, 4 * sizeof *bytes);
     gs_tb_scan_end(tb, &e);
 }
 

@@ -41,7 +41,7 @@ for c in run dump options; do
   grep -Eq "^  $c " "$T/out" || fail "--help does not list '$c'"
 done
 expect 0 "--version" "$G" --version
-grep -Eq '^gcspy [0-9]+\.[0-9]+\.[0-9]+ \(trace format 2\.0\)$' "$T/out" || fail "--version: $(cat "$T/out")"
+grep -Eq '^gcspy [0-9]+\.[0-9]+\.[0-9]+ \(trace format 2\.1\)$' "$T/out" || fail "--version: $(cat "$T/out")"
 expect 2 "no command" "$G";                   one_line "no command" '^gcspy: missing command'
 expect 2 "unknown command" "$G" frobnicate;   one_line "unknown command" "^gcspy: unknown command 'frobnicate'"
 expect 2 "unknown option" "$G" --frobnicate;  one_line "unknown option" "^gcspy: unknown option '--frobnicate'"
@@ -72,7 +72,7 @@ grep -q '^| `GCSPY_FLUSH_MS` | integer | `100` | How often buffered events' "$T/
 # ---- dump -------------------------------------------------------------------
 "$MK" full "$T/full.trace" || fail "mktrace full"
 cat >"$T/want" <<EOF
-trace version=2.0 file="$T/full.trace"
+trace version=2.1 file="$T/full.trace"
 timebase t=0
 process pid=4242 ppid=1 wall_ns=1700000000000000000 exe="/usr/bin/python3" argv="python3 train.py --name=a\x20b" host="node7" rank=0 local_rank=- world_size=1 flags=0x0 version="0.1.0" unwinder=fp depth=64 page_size=4096
 module t=5 id=1 base=0x7f0000000000 path="/usr/lib/libc.so.6" build_id=abcd01 segs=0x0+0x2000:r-x,0x3000+0x1000:rw-

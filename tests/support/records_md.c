@@ -90,6 +90,8 @@ static void put_field(const struct field *f)
         printf("(1.1) u %s", m);
     else if (is(f->enc, "U2"))
         printf("(1.2) u %s", m);
+    else if (is(f->enc, "U3"))
+        printf("(2.1) u %s", m);
     else if (is(f->enc, "S"))
         printf("s %s", m);
     else if (is(f->enc, "T"))
@@ -166,7 +168,8 @@ static void dump_table(void)
     printf("| Record | Line |\n|---|---|\n");
     for (size_t i = 0; i < N(recs); i++) {
         const struct rec *r = &recs[i];
-        const char *after = "", *nz = "";
+        const char *after = "", *nz[4] = {0};
+        int nnz = 0;
         printf("| %s | `%s", r->name, r->dump);
         for (size_t k = 0; k < r->nf; k++)
             if (is(r->f[k].enc, "T") || is(r->f[k].enc, "DT") || is(r->f[k].enc, "TB"))
@@ -182,7 +185,7 @@ static void dump_table(void)
             else if (is(f->print, "SEGS"))
                 printf(" %s=0xVADDR+0xMEMSZ:rwx,...", f->key);
             else if (is(f->print, "ENUMNZ") || is(f->print, "DECNZ"))
-                nz = f->key;
+                nz[nnz < 4 ? nnz++ : 3] = f->key;
             else if (is(f->print, "CLASSES"))
                 after = "CLASSES";
             else
@@ -195,8 +198,8 @@ static void dump_table(void)
             printf(", then ` pycode= line=` for a Python frame");
         else if (is(after, "CLASSES"))
             printf(", then ` CLASS_blocks= CLASS_bytes=` for each leak class");
-        if (nz[0])
-            printf(", then ` %s=` when it is not 0", nz);
+        for (int k = 0; k < nnz; k++)
+            printf(", then ` %s=` when it is not 0", nz[k]);
         printf(" |\n");
     }
 }

@@ -345,7 +345,8 @@ int gs_tb_scan_end(struct gs_tb *tb, const struct gs_tb_scan_end *e)
     return finish(tb, gs_rec_scan_end(p, e->scan_id, e->t_start, e->t_stopped, e->t_marked,
                                       e->t_end, e->threads, e->bytes_scanned,
                                       e->blocks_visited, e->live_blocks, e->live_bytes,
-                                      e->cls_blocks, e->cls_bytes, e->unreadable));
+                                      e->cls_blocks, e->cls_bytes, e->unreadable,
+                                      e->cls_blocks[GS_CLASS_RUNTIME], e->cls_bytes[GS_CLASS_RUNTIME]));
 }
 
 int gs_tb_pycode(struct gs_tb *tb, uint64_t id, const char *file,

@@ -269,7 +269,7 @@ Test(reader, every_record_type_round_trips)
     cr_assert_eq(rec.u.scan_end.blocks_visited, 10);
     cr_assert_eq(rec.u.scan_end.live_blocks, 9);
     cr_assert_eq(rec.u.scan_end.live_bytes, 900);
-    for (int c = 0; c < GS_CLASS__N; c++) {
+    for (int c = 0; c < GS_CLASS_WIRE_N; c++) {
         cr_assert_eq(rec.u.scan_end.cls_blocks[c], (uint64_t)c + 1);
         cr_assert_eq(rec.u.scan_end.cls_bytes[c], 10 * ((uint64_t)c + 1));
     }
