@@ -518,6 +518,7 @@ static void fork_child(void)
     gs_stack_unlock();
     gs_threads_atfork_child();
     gs_writer_atfork_child();
+    gs_daemon_atfork_child();
     gs_pid = getpid();
     set_clock();
     gs_events_atfork_child();
