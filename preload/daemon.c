@@ -141,7 +141,7 @@ static void sample(void)
 {
     char statm[128];
     uint64_t rss = 0;
-    if (gs_read_file("/proc/self/statm", statm, sizeof statm - 1) > 0) {
+    if (gs_read_file("/proc/thread-self/statm", statm, sizeof statm - 1) > 0) {
         statm[127] = 0;
         const char *p = strchr(statm, ' ');
         for (p = p ? p + 1 : ""; *p >= '0' && *p <= '9'; p++)
