@@ -35,7 +35,9 @@
 #            allocations); in the other order no line and all 100
 #            allocations traced; liblsan.so.0 first, where installed, also
 #            named in one line; python3 (whose executable holds a PLT
-#            entry for malloc) gets no such line.
+#            entry for malloc) gets no such line. gcspy first and
+#            liblsan.so.0 after it: bash's command substitution (a forked
+#            child) ends normally (it hung in LSan's pthread_join).
 # The runs are killed with SIGKILL at their deadline: a process kept alive
 # by gcspy's writer cannot be ended with SIGTERM (the writer blocks it).
 set -u
@@ -132,6 +134,21 @@ if [ -n "$LSAN" ]; then
   [ "$GS_RC" = 0 ] || fail "liblsan first: status $GS_RC, expected 0"
   grep -qxF "gcspy: malloc is $LSAN's, not gcspy's (it was loaded before libgcspy.so): no allocation reaches gcspy; put libgcspy.so first in LD_PRELOAD" "$GS_DIR/err" ||
     fail "liblsan first: no line naming it: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
+  # gcspy first, LeakSanitizer after it: a forked child's end joined its
+  # writer through LSan's pthread_join, which found the parent's writer
+  # (same pthread_t, still registered in the child) and waited for ever:
+  # bash's command substitution hung (killed at 20 s). Now: "hi", status 0,
+  # the parent's and the child's traces complete.
+  LSAN_OPTIONS=detect_leaks=0 GS_PRELOAD="$GS_LIB:$LSAN" GS_TIMEOUT=20 \
+    gs_run_here lsan_after /bin/bash -c 'x=$(echo hi); echo "$x"'
+  [ "$GS_RC" = 0 ] || fail "liblsan after gcspy: status $GS_RC, expected 0 (137: hung)"
+  [ "$(cat "$GS_DIR/out")" = hi ] || fail "liblsan after gcspy: output '$(cat "$GS_DIR/out")'"
+  n=0
+  for f in $(gs_traces); do
+    "$COUNT" "$f" >"$f.c" 2>&1 || fail "liblsan after gcspy: $f: $(grep -m2 -E '^error' "$f.c" | tr '\n' ';')"
+    n=$((n + 1))
+  done
+  [ "$n" -ge 2 ] || fail "liblsan after gcspy: $n traces, expected bash's and its child's"
 else
   echo "liblsan.so.0 not installed: the LeakSanitizer case is not run"
 fi
