@@ -8,7 +8,7 @@
 #   make test       the whole test suite (.ci/run: scripts/test.sh, which installs make first)
 #   make bench      benchmarks, printed as ratios against peers measured in the same run
 #   make asan       analyzer, CLI and unit tests built and run with ASan+UBSan
-#   make fuzz       a long fuzz run of the trace reader (FUZZ_SECONDS=600)
+#   make fuzz       long fuzz runs of the reader and of the analysis with every reporter, HTML included (FUZZ_SECONDS=600 each, -timeout=20 per input)
 #   make soak       long load tests of the shim (SOAK_SECONDS=60)
 #   make install PREFIX=/usr/local    bin/, lib/, include/
 #   make readme-options                 regenerate README.md's option table

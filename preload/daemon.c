@@ -6,7 +6,9 @@
  *  1. waits while a program thread scans (the writer would map and unmap
  *     memory under the scanner's feet);
  *  2. writes a SAMPLE record every GCSPY_SAMPLE_MS (resident bytes, glibc's
- *     mallinfo2);
+ *     mallinfo2, which holds each malloc arena's lock in turn: a fork that
+ *     skips malloc's own fork locking waits for it first, see
+ *     gs_daemon_fork_begin);
  *  3. syncs the module map (catches dlclose) and attaches CUPTI once the
  *     CUDA driver shows up in it;
  *  4. runs the steps integrations registered (python.c's);
@@ -97,18 +99,62 @@ int gs_daemon_add_step(void (*step)(void))
     return 0;
 }
 
+/* The writer inside mallinfo2 (it holds malloc arena locks in turn), and
+ * the forks under way that must not copy such a lock into their child: a
+ * fork from a signal handler that interrupted gcspy goes through _Fork
+ * (hooks.c), which takes none of malloc's locks, so a child forked while the
+ * writer walked an arena found that arena locked for ever (its first
+ * malloc, or mallinfo2, waited; rel_sigfork.sh "malloc"). The two sides
+ * form Dekker's handshake (sequentially consistent stores, then loads):
+ * either the writer sees the fork and skips this sample, or the fork sees
+ * the writer and waits for it to leave mallinfo2. */
+static atomic_int sampling, forks_waiting;
+
+/* The longest a fork waits for the writer's mallinfo2, in 100 us steps:
+ * the walk takes milliseconds even over a heap of 100,000 free chunks, but
+ * the writer may itself wait inside it on an arena lock the interrupted
+ * frame of the forking thread holds (the real malloc's), which no wait
+ * ends; such a child's malloc waits as it did before. */
+#define GS_FORK_WAIT_STEPS 2000
+
+void gs_daemon_fork_begin(void)
+{
+    atomic_fetch_add(&forks_waiting, 1);
+    for (int i = 0; atomic_load(&sampling) && i < GS_FORK_WAIT_STEPS; i++) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL); /* async-signal-safe: we may be in a handler */
+    }
+}
+
+void gs_daemon_fork_end(void)
+{
+    atomic_fetch_sub(&forks_waiting, 1);
+}
+
+void gs_daemon_atfork_child(void)
+{
+    atomic_store(&sampling, 0);
+    atomic_store(&forks_waiting, 0);
+}
+
 static void sample(void)
 {
     char statm[128];
     uint64_t rss = 0;
-    if (gs_read_file("/proc/self/statm", statm, sizeof statm - 1) > 0) {
+    if (gs_read_file("/proc/thread-self/statm", statm, sizeof statm - 1) > 0) {
         statm[127] = 0;
         const char *p = strchr(statm, ' ');
         for (p = p ? p + 1 : ""; *p >= '0' && *p <= '9'; p++)
             rss = rss * 10 + (uint64_t)(*p - '0');
         rss *= (uint64_t)sysconf(_SC_PAGESIZE);
     }
+    atomic_store(&sampling, 1);
+    if (atomic_load(&forks_waiting)) {
+        atomic_store(&sampling, 0);
+        return; /* the next tick samples */
+    }
     struct mallinfo2 mi = mallinfo2();
+    atomic_store(&sampling, 0);
     struct gs_sample s = {rss, mi.arena, mi.ordblks, mi.hblks, mi.hblkhd, mi.uordblks,
                           mi.fordblks, mi.keepcost};
     gs_emit_sample(&s);

@@ -20,5 +20,14 @@ int gs_daemon_add_step(void (*step)(void));
  * the status the last program thread to leave gave the kernel (life.c's:
  * end the trace, let the process end). */
 void gs_daemon_set_orphaned(void (*fn)(int status));
+/* Around a fork that takes none of malloc's locks (_Fork, from a signal
+ * handler that interrupted gcspy): begin waits (a bounded time) until the
+ * writer is out of mallinfo2 and keeps it out until end, so the child finds
+ * no arena locked by the writer. Async-signal-safe; any thread. */
+void gs_daemon_fork_begin(void);
+void gs_daemon_fork_end(void);
+/* In a traced child of the real fork: another thread's fork_begin, under
+ * way at the fork, is not the child's (its samples would stop). */
+void gs_daemon_atfork_child(void);
 
 #endif /* GCSPY_DAEMON_H */

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "daemon.h"
 #include "dlsym.h"
 #include "exit_hooks.h"
 #include "life.h"
@@ -483,16 +484,24 @@ GS_EXPORT int execlp(const char *file, const char *arg, ...)
  * fine. Such a fork goes through _Fork (glibc 2.34, POSIX 2024's
  * async-signal-safe fork): no malloc locks, no pthread_atfork handlers (the
  * program's own included: POSIX no longer lists fork as async-signal-safe
- * for that reason), and the child does not trace. Any other fork is the
- * real one, with gcspy's atfork handlers (life.c). */
+ * for that reason), and the child does not trace. gcspy's writer thread
+ * must hold no arena lock at that instant (its mallinfo2 samples): the fork
+ * waits for it (daemon.c). Any other fork is the real one, with gcspy's
+ * atfork handlers (life.c). */
 GS_EXPORT pid_t fork(void)
 {
     resolve();
     if (!gs_tls.in_hook || !real__Fork)
         return real_fork ? real_fork() : (pid_t)syscall(SYS_fork);
+    gs_daemon_fork_begin();
     pid_t p = real__Fork();
-    if (p == 0)
+    if (p == 0) {
         gs_fork_child_untraced();
+        return 0; /* the child's count is never read: it has no writer */
+    }
+    int e = errno;
+    gs_daemon_fork_end();
+    errno = e;
     return p;
 }
 

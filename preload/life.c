@@ -385,9 +385,9 @@ void gs_core_exit(int status, int scan)
  * pthread_exit() or a raw exit system call, and any workers have ended.
  * Without gcspy the process would have ended with its last thread; it ends
  * now with the writer, which runs this. The trace is ended as exit would,
- * but without the exit scan: the ended main thread stays in the thread list
- * as a zombie that no stop signal reaches, and the scanner would wait its
- * 3 s for it and give up. Then the writer ends: its return lets glibc,
+ * exit scan included: the ended main thread, a zombie in the thread list,
+ * is no thread to stop (stop.c), and no program stack is left to be a root
+ * (the writer's own is none). Then the writer ends: its return lets glibc,
  * counting it as the last thread, call exit(0) after main's pthread_exit
  * (the program's exit handlers run, as they would have); after a raw exit
  * the process's status is that of its last thread to end, so the main
@@ -395,6 +395,8 @@ void gs_core_exit(int status, int scan)
 static void on_orphaned(int status)
 {
     gs_tls.in_hook = 1;
+    if (gs_opt.scan_at_exit)
+        gs_scan_at_exit_gcspy();
     gs_core_exit(status, 0);
     if (status)
         syscall(SYS_exit, status);
@@ -518,6 +520,7 @@ static void fork_child(void)
     gs_stack_unlock();
     gs_threads_atfork_child();
     gs_writer_atfork_child();
+    gs_daemon_atfork_child();
     gs_pid = getpid();
     set_clock();
     gs_events_atfork_child();

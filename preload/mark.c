@@ -416,7 +416,11 @@ static void scan_range(struct gs_scan *s, uintptr_t lo, uintptr_t hi, uint8_t mo
     s->cur_cuda = cuda;
     lo &= ~(uintptr_t)7;
     static uintptr_t buf[8192];
-    pid_t pid = getpid();
+    /* Our own thread's id, not the process's: process_vm_readv finds the
+     * memory through the task it is given, and the main thread, once ended
+     * (pthread_exit in main, workers running), has none (ESRCH: every root
+     * was skipped and every block came out definite). */
+    pid_t pid = gs_raw_gettid();
     while (lo < hi) {
         size_t n = hi - lo < sizeof buf ? hi - lo : sizeof buf;
         size_t got = read_root_chunk(lo, n, buf, pid);

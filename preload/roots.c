@@ -219,7 +219,9 @@ static int read_maps(struct map **out, size_t *n, size_t *cap)
     char *buf = gs_pages_alloc(blen);
     if (!buf)
         return -1;
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    /* thread-self: /proc/self/maps is empty once the main thread has ended
+     * (pthread_exit in main: the kernel reads it through that thread) */
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         gs_pages_free(buf, blen);
         return -1;
@@ -301,7 +303,7 @@ static uintptr_t arena_heap_end(uintptr_t a, uintptr_t map_hi)
 {
     uintptr_t h[4];
     struct iovec l = {h, sizeof h}, r = {(void *)a, sizeof h};
-    if (process_vm_readv((pid_t)syscall(SYS_getpid), &l, 1, &r, 1, 0) != (ssize_t)sizeof h)
+    if (process_vm_readv(gs_raw_gettid(), &l, 1, &r, 1, 0) != (ssize_t)sizeof h)
         return 0;
     uintptr_t ar = h[0], prev = h[1], size = h[2], mprot = h[3];
     uintptr_t first = ar & ~(uintptr_t)(GS_ARENA_HEAP - 1);
@@ -441,7 +443,7 @@ static int add_cached_dtv(struct gs_roots *r, const struct map *m)
     uintptr_t buf[512];
     size_t span = static_tls_size() + 4096;
     uintptr_t lo = m->hi - m->lo > span ? m->hi - span : m->lo;
-    pid_t pid = (pid_t)syscall(SYS_getpid);
+    pid_t pid = gs_raw_gettid(); /* not the pid: see mark.c's mark_range */
     for (uintptr_t end = m->hi; end > lo;) {
         uintptr_t a = end - lo > sizeof buf ? end - sizeof buf : lo;
         struct iovec l = {buf, end - a}, rv = {(void *)a, end - a};

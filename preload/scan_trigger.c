@@ -75,6 +75,14 @@ __attribute__((noinline)) void gs_scan_at_exit(uintptr_t sp, const uintptr_t *re
     gs_scan(GS_SCAN_TRIG_EXIT, here);
 }
 
+/* The exit scan run by gcspy's writer when no program thread is left
+ * (life.c's on_orphaned): no stack of the scanning thread is a root. */
+void gs_scan_at_exit_gcspy(void)
+{
+    if (ready && !gs_exit_scan_done)
+        gs_scan(GS_SCAN_TRIG_EXIT, 0);
+}
+
 /* ---- triggers that run on the writer thread ---- */
 
 /* gs_scan_requested holds the trigger + 1 of a pending request (0: none). */

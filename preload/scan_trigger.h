@@ -20,6 +20,8 @@ uint64_t gs_scan_next_due_ns(void);
  * the program left it, with regs (nregs words) as its registers; sp 0: from
  * the caller's frame, with the registers it has. */
 void gs_scan_at_exit(uintptr_t sp, const uintptr_t *regs, size_t nregs);
+/* The same, from a gcspy thread (the writer), whose stack is no root. */
+void gs_scan_at_exit_gcspy(void);
 /* A scan policy (torch.c's): route(trigger) returns 1 when it takes a
  * periodic, signal or byte-count scan off the writer thread (the main
  * thread runs it, after a snapshot); api() runs gcspy_scan()'s scan, or

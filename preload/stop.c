@@ -31,7 +31,8 @@
  *    kernel, or the stop fails then (recheck_blocker). Threads that never acknowledge (they
  *    hang inside gcspy, or blocked the signal after they were listed) make
  *    the stop fail after a timeout: the world restarts, the scan is skipped
- *    with one line. A thread that exits meanwhile is dropped.
+ *    with one line. A thread that exits meanwhile is dropped, and so is a
+ *    zombie still listed (the main thread after pthread_exit: task_gone).
  *  - gcspy's own threads (the writer: gs_own_tids, shim.h) and the scanning
  *    thread itself are not stopped.
  */
@@ -372,6 +373,29 @@ static void recheck_blocker(struct gs_stopped *s, uint64_t now)
         atomic_store(&s->state, GS_STOP_RUNNING);
 }
 
+/* Whether a listed thread has ended: gone from /proc/self/task, or still
+ * listed as a zombie (state Z or X in its stat). The main thread stays
+ * listed as a zombie after pthread_exit() or a raw SYS_exit until the whole
+ * process ends; no signal reaches it and nothing of it runs (its stack is
+ * dead memory, like any ended thread's). Waiting for it, every scan of such
+ * a process gave up after its 3 s (with the workers held stopped all that
+ * time), and its end had no exit scan (rel_life.sh zombie). A stat that
+ * cannot be read (no descriptor left) says nothing: the thread counts as
+ * gone only if its directory is. */
+static int task_gone(int tid)
+{
+    char path[64], buf[512];
+    gs_fmt(path, sizeof path, "/proc/self/task/%d/stat", tid);
+    ssize_t n = gs_read_file(path, buf, sizeof buf - 1);
+    if (n > 0) {
+        buf[n] = 0;
+        const char *c = strrchr(buf, ')'); /* the command may hold ')' */
+        return c && c[1] == ' ' && (c[2] == 'Z' || c[2] == 'X');
+    }
+    gs_fmt(path, sizeof path, "/proc/self/task/%d", tid);
+    return syscall(SYS_faccessat, AT_FDCWD, path, F_OK, 0) != 0;
+}
+
 static void add_task(int tid, void *arg)
 {
     struct add_ctx *c = arg;
@@ -393,6 +417,10 @@ static void add_task(int tid, void *arg)
     s->sc_nr = -1;
     nslots++;
     c->added++;
+    if (task_gone(tid)) {
+        atomic_store(&s->state, GS_STOP_GONE); /* a zombie: nothing to stop */
+        return;
+    }
     int blocker = blocks_stop_signal(tid);
     if (blocker && try_park(s) == 0)
         return;
@@ -408,12 +436,6 @@ static void add_task(int tid, void *arg)
         atomic_store(&s->state, GS_STOP_GONE); /* already gone */
 }
 
-static int task_alive(int tid)
-{
-    char path[64];
-    gs_fmt(path, sizeof path, "/proc/self/task/%d", tid);
-    return syscall(SYS_faccessat, AT_FDCWD, path, F_OK, 0) == 0;
-}
 
 /* Waits until every signalled thread acknowledged (or is gone). */
 static int wait_acks(uint64_t deadline)
@@ -423,7 +445,7 @@ static int wait_acks(uint64_t deadline)
         uint64_t now = gs_now_fine();
         for (int i = 0; i < nslots; i++)
             if (atomic_load(&slots[i].state) == GS_STOP_SIGNALLED) {
-                if (!task_alive(slots[i].tid))
+                if (task_gone(slots[i].tid))
                     atomic_store(&slots[i].state, GS_STOP_GONE);
                 else
                     recheck_blocker(&slots[i], now);

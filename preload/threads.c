@@ -38,7 +38,8 @@ static uint64_t dead_allocs, dead_frees, dead_bytes;
  * with a neighbour, and its start is the stack's bottom). 0, or -1. */
 static int map_around(uintptr_t addr, uintptr_t *lo, uintptr_t *hi, int *stack)
 {
-    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    /* thread-self: /proc/self/maps is empty once the main thread ended */
+    int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
     char buf[4096];

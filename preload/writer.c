@@ -67,6 +67,7 @@
  */
 #define _GNU_SOURCE
 #define ZSTD_STATIC_LINKING_ONLY
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
@@ -817,8 +818,32 @@ int gs_writer_stopping(void)
     return atomic_load(&writer_stop);
 }
 
+/* glibc's own pthread_join, past any interposer. LeakSanitizer preloaded
+ * after gcspy interposes pthread_join and looks the thread up by its
+ * pthread_t in a registry that a fork does not clean: in a forked child the
+ * parent's writer is still registered as running, and the child's writer,
+ * whose descriptor reuses the same memory (glibc reclaims the parent's
+ * stacks in the child), has the same pthread_t, so the join waited for the
+ * parent's thread for ever (every forked child of a bash under
+ * LD_PRELOAD=libgcspy.so:liblsan.so.0 hung in its exit). Joining is
+ * glibc's business only; the interposer still sees the thread start and
+ * end. Resolved once, from the program's thread that starts the writer. */
+static int (*libc_join)(pthread_t, void **);
+
+static void resolve_join(void)
+{
+    if (libc_join)
+        return;
+    void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    void *fn = h ? dlsym(h, "pthread_join") : NULL;
+    if (h)
+        dlclose(h);
+    libc_join = fn ? (int (*)(pthread_t, void **))fn : pthread_join;
+}
+
 int gs_writer_start(void)
 {
+    resolve_join();
     sigset_t all, old;
     sigfillset(&all);
     /* The writer blocks every signal: the program's handlers and the
@@ -866,7 +891,7 @@ static void stop_thread(void)
     futex_wake(&wake_word);
     /* The writer exits within one round; joining is safe because it never
      * waits on anything the caller holds. */
-    pthread_join(writer_thread, NULL);
+    libc_join(writer_thread, NULL);
     writer_running = 0;
 }
 

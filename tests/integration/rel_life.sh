@@ -10,7 +10,18 @@
 #            gcspy (0, 0, 7, 0), within the 10 s the run is given (it used
 #            to live on for gcspy's writer: 137 when killed), and its trace
 #            is complete with exactly the program's 100 allocations and 60
-#            frees of 4000..4099 bytes and its exit status.
+#            frees of 4000..4099 bytes and its exit status, and one exit
+#            scan (run by gcspy's writer once no program thread is left; there
+#            was none before), all 40 live blocks reachable.
+#   zombie   main loses 5 blocks of 6000 bytes and ends with pthread_exit()
+#            while a worker runs 1.5 s, under scans every 200 ms: the main
+#            thread stays in /proc/self/task as a zombie, which the scans
+#            used to wait 3 s for and give up on ("scan skipped"), holding the
+#            worker stopped meanwhile; and with the main thread gone the
+#            kernel's /proc/self/maps is empty and process_vm_readv of the
+#            process id fails, so a scan that ran found no root. Now: no
+#            skipped scan, at least 3 periodic ones and the exit scan, each
+#            with exactly the 5 lost blocks (30000 bytes) definite.
 #   segv     GCSPY_SCAN_SIGNAL=11 is refused with one line naming it, and a
 #            program that faults dies of SIGSEGV (139) as without gcspy
 #            (it used to spin in the scan handler for ever); SIGBUS, SIGFPE,
@@ -24,7 +35,9 @@
 #            allocations); in the other order no line and all 100
 #            allocations traced; liblsan.so.0 first, where installed, also
 #            named in one line; python3 (whose executable holds a PLT
-#            entry for malloc) gets no such line.
+#            entry for malloc) gets no such line. gcspy first and
+#            liblsan.so.0 after it: bash's command substitution (a forked
+#            child) ends normally (it hung in LSan's pthread_join).
 # The runs are killed with SIGKILL at their deadline: a process kept alive
 # by gcspy's writer cannot be ended with SIGTERM (the writer blocks it).
 set -u
@@ -51,8 +64,26 @@ for m in pthread_exit:0 worker:0 rawexit:7 seccomp:0; do
   st=$("$GS_CLI" dump "$(gs_traces)" | sed -n 's/^exit .*status=\([0-9-]*\).*/\1/p')
   [ "$st" = "$want" ] || fail "$mode: the trace's exit status is '$st', expected $want"
   grep -v '^gcspy: \(pid\|trace\)' "$GS_DIR/err" | grep -q . && fail "$mode: stderr: $(head -3 "$GS_DIR/err" | tr '\n' '|')"
+  scans=$("$GS_CLI" dump "$(gs_traces)" | grep '^scan_end' | sed 's/.*\(definite_blocks=[0-9]*\).*\(reachable_blocks=[0-9]*\).*/\1/')
+  [ "$scans" = definite_blocks=0 ] || fail "$mode: exit scans '$(echo $scans)', expected one with definite_blocks=0"
   echo "figure: $mode ended with status $GS_RC in $ms ms under gcspy"
 done
+
+start=$(date +%s%N)
+GCSPY_QUIET=0 GCSPY_SCAN_INTERVAL_MS=200 GS_TIMEOUT=20 gs_run_here zombie "$P" zombie
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+[ "$GS_RC" = 0 ] || fail "zombie: status $GS_RC, expected 0"
+grep -v '^gcspy: \(pid\|trace\)' "$GS_DIR/err" | grep -q . && fail "zombie: stderr: $(head -3 "$GS_DIR/err" | tr '\n' '|')"
+"$COUNT" "$(gs_traces)" >"$GS_DIR/c" 2>&1 || fail "zombie: trace check: $(grep -m4 -E '^error|complete' "$GS_DIR/c" | tr '\n' ';')"
+"$GS_CLI" dump "$(gs_traces)" >"$GS_DIR/dump"
+periodic=$(grep -c '^scan_begin .*trigger=periodic' "$GS_DIR/dump")
+exits=$(grep -c '^scan_begin .*trigger=exit' "$GS_DIR/dump")
+ends=$(grep -c '^scan_end' "$GS_DIR/dump")
+right=$(grep '^scan_end' "$GS_DIR/dump" | grep -c ' definite_blocks=5 definite_bytes=30000 ')
+[ "$periodic" -ge 3 ] && [ "$exits" = 1 ] && [ "$ends" = $((periodic + 1)) ] ||
+  fail "zombie: $periodic periodic scans, $exits exit scans, $ends completed: expected 3 or more, 1, all"
+[ "$right" = "$ends" ] || fail "zombie: $right of $ends scans found exactly the 5 lost blocks definite"
+echo "figure: zombie (main ended, a worker running) ended in $ms ms, $periodic periodic scans and the exit scan, each with the 5 lost blocks definite"
 
 for sig in 11 7 8 4 6 5 31 9 19; do
   GCSPY_SCAN_SIGNAL=$sig GCSPY_QUIET=0 GS_TIMEOUT=10 gs_run_here "segv$sig" "$P" segv
@@ -103,6 +134,21 @@ if [ -n "$LSAN" ]; then
   [ "$GS_RC" = 0 ] || fail "liblsan first: status $GS_RC, expected 0"
   grep -qxF "gcspy: malloc is $LSAN's, not gcspy's (it was loaded before libgcspy.so): no allocation reaches gcspy; put libgcspy.so first in LD_PRELOAD" "$GS_DIR/err" ||
     fail "liblsan first: no line naming it: $(head -2 "$GS_DIR/err" | tr '\n' '|')"
+  # gcspy first, LeakSanitizer after it: a forked child's end joined its
+  # writer through LSan's pthread_join, which found the parent's writer
+  # (same pthread_t, still registered in the child) and waited for ever:
+  # bash's command substitution hung (killed at 20 s). Now: "hi", status 0,
+  # the parent's and the child's traces complete.
+  LSAN_OPTIONS=detect_leaks=0 GS_PRELOAD="$GS_LIB:$LSAN" GS_TIMEOUT=20 \
+    gs_run_here lsan_after /bin/bash -c 'x=$(echo hi); echo "$x"'
+  [ "$GS_RC" = 0 ] || fail "liblsan after gcspy: status $GS_RC, expected 0 (137: hung)"
+  [ "$(cat "$GS_DIR/out")" = hi ] || fail "liblsan after gcspy: output '$(cat "$GS_DIR/out")'"
+  n=0
+  for f in $(gs_traces); do
+    "$COUNT" "$f" >"$f.c" 2>&1 || fail "liblsan after gcspy: $f: $(grep -m2 -E '^error' "$f.c" | tr '\n' ';')"
+    n=$((n + 1))
+  done
+  [ "$n" -ge 2 ] || fail "liblsan after gcspy: $n traces, expected bash's and its child's"
 else
   echo "liblsan.so.0 not installed: the LeakSanitizer case is not run"
 fi

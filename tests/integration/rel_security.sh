@@ -12,7 +12,7 @@
 #             namespace, as root) cannot make %r/%h climb out of it;
 #   inputs    the shim reads nothing but its environment: under strace, the
 #             only files a traced run opens beyond the untraced run's are
-#             the shim's libraries, /proc (self, hostname) and the trace;
+#             the shim's libraries, /proc (self, thread-self, hostname) and the trace;
 #   cloexec   an exec'd program inherits no descriptor of its parent's trace.
 # (Set-user-ID processes ignoring GCSPY_*: rel_loader.sh. JSON/HTML
 # escaping of trace text: rel_badinput.sh.)
@@ -100,7 +100,7 @@ if command -v strace >/dev/null; then
   paths "$T/shim.st" >"$T/shim.files"
   [ -s "$T/shim.files" ] || fail "inputs: no path found in the strace output"
   extra=$(comm -13 "$T/plain.files" "$T/shim.files" |
-    grep -Ev '\.so(\.[0-9]+)*$|^/proc/self/|^/proc/sys/kernel/hostname$|^/proc/self$' |
+    grep -Ev '\.so(\.[0-9]+)*$|^/proc/self/|^/proc/thread-self/|^/proc/sys/kernel/hostname$|^/proc/self$' |
     grep -v "^$T/st-[0-9]*\.trace$")
   [ -z "$extra" ] || fail "inputs: the traced run opened files beyond its environment's: $extra"
 else

@@ -29,4 +29,18 @@ done
 # the parent's trace, and one per traced child
 [ $((traces - 1 + untraced)) -eq 300 ] || fail "sigfork: $((traces - 1)) child traces and $untraced untraced children, expected 300 in all"
 echo "sigfork: 300 forks, $((traces - 1)) children traced, $untraced not (their fork interrupted the shim)"
+
+# The same fork, while gcspy's writer samples mallinfo2 (every 10 ms tick,
+# a walk of 30,000 free chunks with the main arena's lock held): a fork
+# through _Fork copied that lock, held for ever in the child, whose
+# mallinfo2 then waited until its 2 s alarm killed it (2 bad children in
+# 16 forks before the fix). Expected: "forks=40 bad=0", exit 0, and the
+# parent's trace consistent (the children, traced or not, write nothing to
+# check here: exit scans off).
+GS_TIMEOUT=60 GCSPY_SCAN_AT_EXIT=0 GCSPY_FLUSH_MS=10 GCSPY_SAMPLE_MS=1 \
+  gs_run sigfork-mallinfo "$GS_PROGS/rel_sigfork" 40 malloc
+[ "$GS_RC" -eq 0 ] || fail "sigfork-mallinfo: exit status $GS_RC: $(cat "$GS_DIR/out")"
+grep -qx 'forks=40 bad=0' "$GS_DIR/out" || fail "sigfork-mallinfo: output $(cat "$GS_DIR/out") (a child found a malloc arena locked)"
+for f in $(gs_traces); do gs_dump "$f"; done
+echo "sigfork-mallinfo: 40 forks while the writer samples mallinfo2, every child's malloc arenas free"
 gs_done

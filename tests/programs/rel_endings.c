@@ -14,6 +14,15 @@
  *   segv          main writes through a null pointer: killed by SIGSEGV
  *                 (status 139 from the shell)
  *   exit          main returns 0 (the plain case)
+ *   zombie        main loses 5 blocks of 6000 bytes (their only pointers,
+ *                 in a global, overwritten), starts a worker and calls
+ *                 pthread_exit(); the worker makes its 100 allocations,
+ *                 then lives 1.2 s more (allocating and freeing a block
+ *                 every 10 ms) and returns: status 0. Under periodic scans
+ *                 the main thread, a zombie in /proc/self/task until the
+ *                 process ends, must not make them wait and give up, and
+ *                 the process's end gets its exit scan: the 5 blocks
+ *                 definite, the 40 live ones reachable.
  *
  * Without gcspy every mode ends at once; with it, the writer thread must not
  * keep the process alive (issue 15, item 3) nor a scan handler keep a
@@ -50,8 +59,15 @@ static void *worker(void *arg)
     (void)arg;
     usleep(200000);
     allocate();
+    for (int i = 0; arg && i < 120; i++) {
+        void *volatile p = malloc(7000);
+        usleep(10000);
+        free(p);
+    }
     return NULL;
 }
+
+static void *volatile lost[5];
 
 int main(int argc, char **argv)
 {
@@ -59,6 +75,18 @@ int main(int argc, char **argv)
     if (!strcmp(mode, "worker")) {
         pthread_t t;
         if (pthread_create(&t, NULL, worker, NULL))
+            return 2;
+        pthread_exit(NULL);
+    }
+    if (!strcmp(mode, "zombie")) {
+        for (int i = 0; i < 5; i++) {
+            lost[i] = malloc(6000);
+            memset(lost[i], 1, 6000);
+        }
+        for (int i = 0; i < 5; i++)
+            lost[i] = NULL;
+        pthread_t t;
+        if (pthread_create(&t, NULL, worker, "zombie"))
             return 2;
         pthread_exit(NULL);
     }
@@ -78,6 +106,6 @@ int main(int argc, char **argv)
         volatile int *p = NULL;
         *p = 1;
     }
-    fprintf(stderr, "usage: rel_endings pthread_exit|worker|rawexit|seccomp|segv|exit\n");
+    fprintf(stderr, "usage: rel_endings pthread_exit|worker|zombie|rawexit|seccomp|segv|exit\n");
     return 2;
 }
