@@ -210,6 +210,7 @@ run_checks() { # CARRY DOUBLE
     echo "gpu $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1 | grep . || echo 'none (no nvidia-smi answer)')"
     echo "driver $(head -1 /proc/driver/nvidia/version 2>&1)"
     echo "libcuda $(ldconfig -p 2>/dev/null | awk '$1 == "libcuda.so.1" {print $NF; exit}')"
+    echo "libunwind $(ldconfig -p 2>/dev/null | awk '$1 == "libunwind.so.8" {print $NF; exit}')"
     echo "runtime_dir $rtdir"
     echo "runtime $(ls "$rtdir"/libcudart.so.* 2>/dev/null | tr '\n' ' ')"
     echo "cupti_beside_runtime $(ls "$rtdir"/libcupti.so.* 2>/dev/null | tr '\n' ' ')"
@@ -263,7 +264,7 @@ run_checks() { # CARRY DOUBLE
     echo "torch: not run, no python whose torch sees the GPU" | tee -a "$W/summary.txt"
   else
     local train="$py $ROOT/examples/train.py --device cuda --steps $STEPS --workers 0 --log-every 10 --leak-bytes $PLANT"
-    local shim="env -u PYTORCH_CUDA_ALLOC_CONF -u PYTORCH_NO_CUDA_MEMORY_CACHING LD_PRELOAD=$lib GCSPY_QUIET=0 GCSPY_OUTPUT=%e-%p.trace GCSPY_UNWIND=libunwind"
+    local shim="env -u PYTORCH_CUDA_ALLOC_CONF -u PYTORCH_NO_CUDA_MEMORY_CACHING LD_PRELOAD=$lib GCSPY_QUIET=0 GCSPY_OUTPUT=%e-%p.trace"
     stage torch/aware 90 $shim $train --cached-leak
     stage torch/expandable 90 $shim PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True $train --cached-leak
     pack 3-torch.tgz torch
