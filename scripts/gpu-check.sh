@@ -167,7 +167,7 @@ pack() {
 # The folder of the libcudart a python's torch loads (pip's nvidia/cu13/lib
 # for torch 2.11+cu130), or nothing.
 torch_runtime_dir() {
-  timeout 120 "$1" - <<'PY' 2>/dev/null
+  timeout 60 "$1" - <<'PY' 2>/dev/null
 import os, torch
 torch.cuda.init()
 for l in open('/proc/self/maps'):
