@@ -74,6 +74,7 @@ static int resolve(struct gs_cupti_lib *l, void *h)
     SYM(GetResultString, "cuptiGetResultString")
     SYM(GetDeviceId, "cuptiGetDeviceId")
 #undef SYM
+    l->GetVersion = (__typeof__(l->GetVersion))dlsym(h, "cuptiGetVersion");
     l->handle = h;
     return 0;
 }

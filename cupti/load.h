@@ -30,6 +30,7 @@ struct gs_cupti_lib {
     __typeof__(cuptiGetTimestamp) *GetTimestamp;
     __typeof__(cuptiGetResultString) *GetResultString;
     __typeof__(cuptiGetDeviceId) *GetDeviceId;
+    __typeof__(cuptiGetVersion) *GetVersion; /* may be NULL */
 };
 
 struct gs_cupti_core {

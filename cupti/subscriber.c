@@ -253,13 +253,16 @@ static void print_summary(void)
 {
     if (quiet())
         return;
+    uint32_t api = 0;
+    if (!lib.GetVersion || lib.GetVersion(&api) != CUPTI_SUCCESS)
+        api = 0;
     fprintf(stderr,
             "gcspy: cupti: %lu API events (%lu nested, %lu failed calls), %lu activity records "
-            "(%lu repeats, %lu new, %lu not used), %lu dropped by CUPTI; %s%s\n",
+            "(%lu repeats, %lu new, %lu not used), %lu dropped by CUPTI; %s (CUDA %d, CUPTI API %u)%s\n",
             atomic_load(&c.st.api_events), atomic_load(&c.st.api_nested),
             atomic_load(&c.st.api_failed), atomic_load(&c.st.records), atomic_load(&c.st.repeats),
             atomic_load(&c.st.sent), atomic_load(&c.st.ignored), atomic_load(&c.st.dropped),
-            lib.path, !c.activity ? " (MEMORY2 records off: callbacks only)"
+            lib.path, lib.cuda_major, api, !c.activity ? " (MEMORY2 records off: callbacks only)"
                       : c.taken   ? " (activity buffers taken by another CUPTI client)"
                                   : "");
 }

@@ -388,7 +388,7 @@ judge() { # DIR CARRY
   if [ ! -d "$J/torch" ]; then
     result SKIP "PyTorch runs: $(grep -m1 '^torch: not run' "$from/summary.txt" 2>/dev/null | cut -d, -f2- | sed 's/^ //')"
   else
-    local plant_line cached_line mode leak line d rc
+    local plant_line cached_line mode line d rc tr_
     plant_line=$(awk '/^def leak_cuda/ {f = 1; next} f && /^def / {exit} f && /[mM]alloc\(/ {print NR; exit}' examples/train.py)
     cached_line=$(awk '/^def leak_cached/ {f = 1; next} f && /^def / {exit} f && /caching_allocator_alloc\(/ {print NR; exit}' examples/train.py)
     for mode in aware expandable async nocache; do
@@ -399,11 +399,13 @@ judge() { # DIR CARRY
         continue
       fi
       rc=$(cat "$d/rc" 2>/dev/null)
-      if [ "$rc" != 0 ] || [ "$(ls "$d"/*.trace 2>/dev/null | wc -l)" -ne 1 ]; then
+      # the job's own trace: the largest (a helper process torch runs has its own)
+      tr_=$(ls -S "$d"/*.trace 2>/dev/null | head -1)
+      if [ "$rc" != 0 ] || [ -z "$tr_" ]; then
         result FAIL "torch, $mode: exit $rc, $(ls "$d"/*.trace 2>/dev/null | wc -l) traces: $(tail -2 "$d/err" | tr '\n' ' ')"
         continue
       fi
-      build/gcspy report --sysroot "$sys" --format json "$d"/*.trace >"$d/report.json" 2>"$d/report.err" ||
+      build/gcspy report --sysroot "$sys" --format json "$tr_" >"$d/report.json" 2>"$d/report.err" ||
         { result FAIL "torch, $mode: gcspy report: $(head -2 "$d/report.err")"; continue; }
       python3 scripts/gpu_check_torch.py "$d/report.json" "$d/err" $PLANT $STEPS "$line" "$mode" >"$d/check" 2>&1
       rc=$?
