@@ -157,10 +157,19 @@ stage() {
   echo "$name: rc=$rc $(($(date +%s) - t))s (limit ${limit}s)" | tee -a "$W/summary.txt"
 }
 # pack FILE STAGE...: the stages' folders into one .tgz under $OUT (the
-# device tool returns at most 8 files, no deeper than two folders).
+# device tool returns at most 8 files, none over 16 MiB, no deeper than two
+# folders). A larger one is cut into FILE.part0, .part1, ... of 15 MiB
+# (GPU_CHECK_PART_BYTES), which --judge puts together again (each part is
+# a file of the 8).
 pack() {
   local f=$1; shift
+  rm -f "$OUT/$f" "$OUT/$f".part*
   (cd "$W" && tar -czf "$OUT/$f" $(for a in "$@"; do ls -d $a 2>/dev/null; done))
+  local part=${GPU_CHECK_PART_BYTES:-15728640}
+  if [ "$(stat -c %s "$OUT/$f")" -gt "$part" ]; then
+    split -b "$part" -d -a 1 "$OUT/$f" "$OUT/$f.part" && rm -f "$OUT/$f"
+    echo "$f: $(ls "$OUT/$f".part* | wc -l) parts of $part bytes" | tee -a "$W/summary.txt"
+  fi
   cp "$W/summary.txt" "$OUT/summary.txt"
 }
 
@@ -264,13 +273,22 @@ run_checks() { # CARRY DOUBLE
     echo "torch: not run, no python whose torch sees the GPU" | tee -a "$W/summary.txt"
   else
     local train="$py $ROOT/examples/train.py --device cuda --steps $STEPS --workers 0 --log-every 10 --leak-bytes $PLANT"
-    local shim="env -u PYTORCH_CUDA_ALLOC_CONF -u PYTORCH_NO_CUDA_MEMORY_CACHING LD_PRELOAD=$lib GCSPY_QUIET=0 GCSPY_OUTPUT=%e-%p.trace"
-    stage torch/aware 90 $shim $train --cached-leak
-    stage torch/expandable 90 $shim PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True $train --cached-leak
-    pack 3-torch.tgz torch
-    stage torch/async 90 $shim PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync $train --cached-leak
-    stage torch/nocache 90 $shim PYTORCH_NO_CUDA_MEMORY_CACHING=1 $train --cuda-leak
-    pack 4-torch.tgz torch/async torch/nocache
+    # Reachable blocks are not written (GCSPY_SCAN_REACHABLE=0): the judgment
+    # needs none, and each torch trace must fit the 16 MiB a file comes back in.
+    local shim="env -u PYTORCH_CUDA_ALLOC_CONF -u PYTORCH_NO_CUDA_MEMORY_CACHING LD_PRELOAD=$lib GCSPY_QUIET=0 GCSPY_OUTPUT=%e-%p.trace GCSPY_SCAN_REACHABLE=0"
+    local n=3 m conf
+    for m in aware expandable async nocache; do
+      case $m in
+        aware) conf= ;;
+        expandable) conf=PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True ;;
+        async) conf=PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync ;;
+        nocache) conf=PYTORCH_NO_CUDA_MEMORY_CACHING=1 ;;
+      esac
+      stage torch/$m 90 $shim $conf $train $([ $m = nocache ] && echo --cuda-leak || echo --cached-leak)
+      echo "torch/$m: traces $(ls -l "$W/torch/$m"/*.trace 2>/dev/null | awk '{printf "%s ", $5}')bytes" >>"$W/summary.txt"
+      pack $n-$m.tgz torch/$m
+      n=$((n + 1))
+    done
     stage torch-probe 60 "$py" "$ROOT/tests/gpu_probe/torch_probe.py"
     stage torch-probe-expandable 60 "$py" "$ROOT/tests/gpu_probe/torch_probe.py" --expandable
     pack 1-host.tgz inventory 'probe-*' inject 'torch-probe*'
@@ -299,8 +317,12 @@ judge() { # DIR CARRY
   rm -rf "$J"
   mkdir -p "$J"
   local t
-  for t in "$from"/*.tgz; do
-    [ -f "$t" ] && tar -xzf "$t" -C "$J"
+  for t in "$from"/*.tgz "$from"/*.tgz.part0; do
+    [ -f "$t" ] || continue
+    case $t in
+      *.part0) cat "${t%0}"? | tar -xzf - -C "$J" 2>/dev/null ;;
+      *) tar -xzf "$t" -C "$J" 2>/dev/null ;;
+    esac || say "$(basename "${t%.part0}") does not unpack (a part missing or cut short?): what it held is judged as not run"
   done
   ls "$J"/inventory/inventory.txt >/dev/null 2>&1 ||
     { say "$from holds no inventory (not an output of gpu-check.sh --run)"; return 2; }

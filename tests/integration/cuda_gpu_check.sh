@@ -18,8 +18,9 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 . tests/lib.sh
 gs_init cuda_gpu_check
 
-# The double run: exit 0, exactly these results.
-GPU_CHECK_OUT=$GS_T/gc bash scripts/gpu-check.sh --double >"$GS_T/log" 2>&1
+# The double run: exit 0, exactly these results. Outputs over 6 KiB are cut
+# into parts (on the GPU machine: over 15 MiB), which the judge joins.
+GPU_CHECK_PART_BYTES=6144 GPU_CHECK_OUT=$GS_T/gc bash scripts/gpu-check.sh --double >"$GS_T/log" 2>&1
 rc=$?
 [ $rc -eq 0 ] || fail "gpu-check --double: exit $rc: $(tail -15 "$GS_T/log")"
 summary() { sed -n '/^gpu-check summary/,$p' "$1" | sed 1d; }
@@ -35,12 +36,15 @@ W
 cmp -s "$GS_T/want" "$GS_T/summary" ||
   fail "gpu-check --double summary: $(diff "$GS_T/want" "$GS_T/summary")"
 # What travels: the carried folder's library needs glibc alone, and the
-# outputs are at most 8 files, none in a folder.
+# outputs are at most 8 files, none in a folder; the programs' outputs were
+# cut into parts.
 readelf -d "$GS_T/gc/carry/lib/libgcspy.so" | grep NEEDED | grep -Ev '\[(libc\.so\.6|ld-linux-x86-64\.so\.2)\]' &&
   fail "libgcspy.so needs more than glibc"
 n=$(find "$GS_T/gc/out" -type f | wc -l)
 [ "$n" -ge 3 ] && [ "$n" -le 8 ] && [ -z "$(find "$GS_T/gc/out" -mindepth 1 -type d)" ] ||
   fail "gpu-check --run left $n files (or folders) under its output folder: $(ls -R "$GS_T/gc/out")"
+[ -f "$GS_T/gc/out/2-programs.tgz.part1" ] && [ ! -f "$GS_T/gc/out/2-programs.tgz" ] ||
+  fail "gpu-check --run did not cut its programs' outputs into parts: $(ls "$GS_T/gc/out")"
 # The programs ran on the double's runtime, twice each, recorded there.
 grep -q "^runtime_dir $PWD/build/cuda_double\$" "$GS_T/gc/judge/inventory/inventory.txt" ||
   fail "gpu-check --double: not run on the double: $(grep runtime_dir "$GS_T/gc/judge/inventory/inventory.txt")"
