@@ -16,6 +16,7 @@
 struct gs_cupti_lib {
     void *handle;
     char path[1024];
+    int cuda_major; /* from its soname (libcupti.so.13: 13), -1 unknown */
     __typeof__(cuptiSubscribe) *Subscribe;
     __typeof__(cuptiUnsubscribe) *Unsubscribe;
     __typeof__(cuptiEnableCallback) *EnableCallback;
@@ -29,6 +30,7 @@ struct gs_cupti_lib {
     __typeof__(cuptiGetTimestamp) *GetTimestamp;
     __typeof__(cuptiGetResultString) *GetResultString;
     __typeof__(cuptiGetDeviceId) *GetDeviceId;
+    __typeof__(cuptiGetVersion) *GetVersion; /* may be NULL */
 };
 
 struct gs_cupti_core {
@@ -40,9 +42,16 @@ struct gs_cupti_core {
     __typeof__(gcspy_device_sample) *device_sample;
 };
 
-/* 0, or -1 with a one-line reason in err. */
-int gs_cupti_driver_check(char *err, size_t errlen);
-int gs_cupti_lib_load(struct gs_cupti_lib *l, char *err, size_t errlen);
+/* 0, or -1 with a one-line reason in err. driver_check gives the driver's
+ * version (cuDriverGetVersion: 13000 for CUDA 13.0; 0 unknown); lib_load
+ * passes over a libcupti newer than it. */
+int gs_cupti_driver_check(int *version, char *err, size_t errlen);
+int gs_cupti_lib_load(struct gs_cupti_lib *l, int driver_version, char *err, size_t errlen);
+/* The major version in the soname of a loaded library (libcupti.so.13:
+ * 13), or -1; and whether a CUPTI of that CUDA major fits the driver (an
+ * unknown version fits). */
+int gs_cupti_soname_major(void *handle);
+int gs_cupti_fits(int driver_version, int cupti_major);
 int gs_cupti_core_find(struct gs_cupti_core *b, char *err, size_t errlen);
 /* CUPTI's name for r ("CUPTI_ERROR_..."). */
 const char *gs_cupti_result(const struct gs_cupti_lib *l, CUptiResult r);

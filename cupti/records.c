@@ -340,6 +340,27 @@ void gs_cupti_flushed(struct gs_cupti *c, uint64_t t)
     pthread_mutex_unlock(&c->lock);
 }
 
+/* Another CUPTI client that registers its own activity callbacks after us
+ * (Nsight Systems attaching, torch.profiler's Kineto) takes the activity
+ * buffers: our API callbacks go on seeing the allocation calls, but their
+ * MEMORY2 records never come back to us, and the pending entries the calls
+ * left go stale (gs_cupti_flushed sweeps them). Between two calls: entries
+ * went stale (2 or more), no record at all arrived, and CUPTI dropped none
+ * (dropped records also leave entries unmatched). */
+int gs_cupti_taken_over(struct gs_cupti *c)
+{
+    uint64_t r = atomic_load(&c->st.records), st = atomic_load(&c->st.pending_stale),
+             d = atomic_load(&c->st.dropped);
+    int yes = c->activity && !c->taken && r == c->to_records && d == c->to_dropped &&
+              st >= c->to_stale + 2;
+    c->to_records = r;
+    c->to_stale = st;
+    c->to_dropped = d;
+    if (yes)
+        c->taken = 1;
+    return yes;
+}
+
 /* A callback handled an event: its record is to be dropped. */
 static void pend_add(struct gs_cupti *c, uint64_t addr, int is_free, uint64_t now)
 {

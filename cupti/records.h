@@ -120,6 +120,9 @@ struct gs_cupti {
     atomic_ullong inflight[GS_CUPTI_INFLIGHT];
     atomic_ullong vmm_reserved, vmm_mapped, vmm_handles;
     struct gs_cupti_stats st;
+    /* gs_cupti_taken_over's counts at its last call, and its verdict */
+    uint64_t to_records, to_stale, to_dropped;
+    int taken;
 };
 
 /* The subscribed calls, for cuptiEnableCallback. */
@@ -144,6 +147,10 @@ int gs_cupti_on_api(struct gs_cupti *c, CUpti_CallbackDomain domain, CUpti_Callb
 /* A flush that began at gcspy time t delivered, and the subscriber handled,
  * every buffer CUPTI held. */
 void gs_cupti_flushed(struct gs_cupti *c, uint64_t t);
+/* After each periodic flush (one thread): 1, once, when another CUPTI
+ * client seems to have taken the activity buffers (records.c says how it
+ * is told). */
+int gs_cupti_taken_over(struct gs_cupti *c);
 /* One activity record: an enum gs_cupti_outcome. */
 int gs_cupti_on_record(struct gs_cupti *c, const CUpti_Activity *rec);
 /* Every record of a completed buffer (through ops->next_record); returns

@@ -122,6 +122,23 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
  * every completed record twice a second. */
 #define GS_CUPTI_FLUSH_NS 500000000ull
 
+static int quiet(void)
+{
+    const char *q = getenv("GCSPY_QUIET");
+    return q && q[0] == '1';
+}
+
+/* gs_cupti_taken_over said so: once, on the buffer thread. */
+static void say_taken_over(void)
+{
+    if (!quiet())
+        fprintf(stderr,
+                "gcspy: cupti: activity records stopped while %lu allocation calls went unmatched: "
+                "another CUPTI client (a profiler, torch.profiler) has taken the activity buffers; "
+                "memory only CUPTI's records show (CUDA graph memory nodes) is no longer traced\n",
+                atomic_load(&c.st.pending_stale));
+}
+
 static void *buffer_thread(void *arg)
 {
     (void)arg;
@@ -150,6 +167,8 @@ static void *buffer_thread(void *arg)
                 pthread_cond_broadcast(&qcond);
                 if (ok)
                     gs_cupti_flushed(&c, now);
+                if (gs_cupti_taken_over(&c))
+                    say_taken_over();
                 next_flush = core.now_ns() + GS_CUPTI_FLUSH_NS;
                 continue;
             }
@@ -232,16 +251,20 @@ GS_EXPORT int gcspy_cupti_flush(void)
 
 static void print_summary(void)
 {
-    const char *q = getenv("GCSPY_QUIET");
-    if (q && q[0] == '1')
+    if (quiet())
         return;
+    uint32_t api = 0;
+    if (!lib.GetVersion || lib.GetVersion(&api) != CUPTI_SUCCESS)
+        api = 0;
     fprintf(stderr,
             "gcspy: cupti: %lu API events (%lu nested, %lu failed calls), %lu activity records "
-            "(%lu repeats, %lu new, %lu not used), %lu dropped by CUPTI; %s%s\n",
+            "(%lu repeats, %lu new, %lu not used), %lu dropped by CUPTI; %s (CUDA %d, CUPTI API %u)%s\n",
             atomic_load(&c.st.api_events), atomic_load(&c.st.api_nested),
             atomic_load(&c.st.api_failed), atomic_load(&c.st.records), atomic_load(&c.st.repeats),
             atomic_load(&c.st.sent), atomic_load(&c.st.ignored), atomic_load(&c.st.dropped),
-            lib.path, c.activity ? "" : " (MEMORY2 records off: callbacks only)");
+            lib.path, lib.cuda_major, api, !c.activity ? " (MEMORY2 records off: callbacks only)"
+                      : c.taken   ? " (activity buffers taken by another CUPTI client)"
+                                  : "");
 }
 
 /* Runs before the shim's exit scan: atexit handlers run in reverse order of
@@ -268,7 +291,9 @@ static int fail(const char *fmt, const char *a, const char *b)
 static int attach(void)
 {
     char err[256];
-    if (gs_cupti_driver_check(err, sizeof err) || gs_cupti_lib_load(&lib, err, sizeof err))
+    int driver_version = 0;
+    if (gs_cupti_driver_check(&driver_version, err, sizeof err) ||
+        gs_cupti_lib_load(&lib, driver_version, err, sizeof err))
         return fail("%s%s", err, "");
     CUptiResult r = lib.Subscribe(&subscriber, on_callback, NULL);
     if (r != CUPTI_SUCCESS)
@@ -332,8 +357,7 @@ static int attach_once(int standalone)
     int rc = attach();
     atomic_store(&state, rc ? ST_FAILED : ST_ON);
     if (rc && standalone) {
-        const char *q = getenv("GCSPY_QUIET");
-        if (!q || q[0] != '1')
+        if (!quiet())
             fprintf(stderr, "gcspy: CUPTI subscriber not attached: %s\n", last_error);
     }
     return rc;

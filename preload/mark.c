@@ -620,17 +620,21 @@ void gs_mark_held(struct gs_scan *s)
 
 /* ---- setup ---- */
 
-/* A device block the caching allocator owns: allocated from its code, or a
- * segment of the snapshot. */
+/* A device or VMM block the caching allocator owns: allocated from its
+ * code, or inside a segment of the snapshot (an expandable segment's range
+ * holds each of its mapped pages). Not when the allocator keeps no
+ * segments (backend:cudaMallocAsync): its blocks are the tensors. */
 static int is_segment(const struct gs_scan *s, const struct gs_block *b)
 {
     const struct gs_pool_view *pool = s->pool;
+    if (pool && pool->no_segments)
+        return 0;
     if (gs_is_weak(s, b))
         return 1;
     if (!pool)
         return 0;
     size_t a = gs_keyed_upto(pool->seg, pool->nseg, sizeof *pool->seg, b->addr);
-    return a && pool->seg[a - 1].addr == b->addr;
+    return a && b->addr < pool->seg[a - 1].addr + pool->seg[a - 1].size;
 }
 
 /* Pass over the table: regions, large blocks, heap exclusions, totals. */
@@ -648,7 +652,8 @@ int gs_mark_prepass(struct gs_scan *s, struct gs_range **heap, size_t *nheap, si
             if (!b->addr)
                 continue;
             b->mark = M_NONE;
-            if (b->kind == GS_MEM_DEVICE && (s->bits || s->pool) && is_segment(s, b)) {
+            if ((b->kind == GS_MEM_DEVICE || b->kind == GS_MEM_VMM) && (s->bits || s->pool) &&
+                is_segment(s, b)) {
                 b->mark = M_POOL;
                 s->pool_blocks++;
             }

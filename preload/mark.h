@@ -19,12 +19,17 @@ struct gs_pool_blk {
     uint8_t state, mark, pad[2];
 };
 /* Sorted by address (gs_keyed_upto looks them up); blk holds the active and
- * pending-free blocks only. */
+ * pending-free blocks only. A segment's range may hold many device or VMM
+ * blocks (expandable_segments maps its pages one cuMemMap at a time).
+ * no_segments: the allocator keeps none (backend:cudaMallocAsync: every
+ * tensor is a block of its own, and no snapshot exists), so its device
+ * blocks are plain leaves, not segments. */
 struct gs_pool_view {
     struct gs_pool_seg *seg;
     size_t nseg;
     struct gs_pool_blk *blk;
     size_t nblk;
+    int no_segments;
 };
 
 /* ---- marks (struct gs_block's and gs_pool_blk's mark) ---- */

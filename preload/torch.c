@@ -681,8 +681,32 @@ static void walk(PyObject *segs, PyObject *traces, uint64_t id, int out, struct 
     gs_py_err_clear();
 }
 
+/* torch.cuda.memory.get_allocator_backend() is "cudaMallocAsync"
+ * (PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync): every tensor is a
+ * cudaMallocAsync block of its own, the allocator keeps no segments and
+ * _snapshot() raises. The backend is fixed once CUDA is initialized, so the
+ * first answer is kept. GIL held. */
+static int async_backend(PyObject *mem)
+{
+    static int known = -1;
+    if (known < 0) {
+        PyObject *fn = gs_py_getattr(mem, "get_allocator_backend");
+        PyObject *r = fn ? p_call0(fn) : NULL;
+        if (r)
+            known = str_is(r, "cudaMallocAsync");
+        gs_py_decref(r);
+        gs_py_decref(fn);
+        gs_py_err_clear();
+    }
+    return known > 0;
+}
+
 /* GIL held, recursion flag clear. Takes a snapshot when torch.cuda is in
- * use: writes it and fills `view`. Returns 1 when it did. */
+ * use: writes it and fills `view`. Returns 1 when it did; 2 when the
+ * allocator has no snapshot to give because it keeps no segments
+ * (backend:cudaMallocAsync): `view` is empty and says so, and the scan
+ * takes its device blocks for tensors (plain leaves, reported at their
+ * allocation), not for segments. */
 static int snapshot(unsigned why)
 {
     if (!torch_on || !gs_tracing() || gs_py_finalizing())
@@ -693,6 +717,14 @@ static int snapshot(unsigned why)
     atomic_store(&torch_active, 1);
     history_start(cuda);
     PyObject *mem = gs_py_getattr(cuda, "memory");
+    view.no_segments = 0;
+    if (mem && async_backend(mem)) {
+        gs_py_decref(mem);
+        gs_py_decref(cuda);
+        view.nseg = view.nblk = 0;
+        view.no_segments = 1;
+        return 2;
+    }
     PyObject *fn = mem ? gs_py_getattr(mem, "_snapshot") : NULL;
     PyObject *snap = fn ? p_call0(fn) : NULL;
     gs_py_decref(fn);
@@ -797,7 +829,7 @@ __attribute__((visibility("default"))) int gcspy_pool_snapshot(void)
     if (!torch_on || gs_tls.in_hook || !gs_py_initialized() || gs_py_finalizing())
         return -1;
     int g = p_gil_ensure();
-    int rc = snapshot(GS_POOL_WHY_API) ? 0 : -1;
+    int rc = snapshot(GS_POOL_WHY_API) == 1 ? 0 : -1;
     gs_scrub_stack();
     p_gil_release(g);
     return rc;

@@ -13,9 +13,11 @@ void gs_torch_init(void);         /* after gs_py_init */
  * call this, before gs_on_alloc_ex): the first one under Python looks for
  * torch.cuda right away, so its memory history starts as early as it can. */
 void gs_torch_note_device(void);
+/* VMM too: with expandable_segments PyTorch maps all its memory with
+ * cuMemMap and never calls cudaMalloc. */
 static inline void gs_torch_note_kind(unsigned kind)
 {
-    if (kind == GS_MEM_DEVICE)
+    if (kind == GS_MEM_DEVICE || kind == GS_MEM_VMM)
         gs_torch_note_device();
 }
 

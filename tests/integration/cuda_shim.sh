@@ -67,7 +67,11 @@
 # CUPTI attached (one call, one event). docs/gpu.md says which paths are
 # tested where. GS_CUDA_CUPTI=refused (scripts/gpu-check.sh --double: the
 # same real-GPU mode on the double's libraries) expects the subscriber's
-# one-line refusal instead of CUPTI attached.
+# one-line refusal instead of CUPTI attached. GS_CUDA_FROM=DIR (with
+# GS_CUDA_REAL=1; gpu-check.sh --judge) runs nothing: each run's out, err, rc
+# and trace are read from DIR/NAME (DIR/NAME-nocupti for GCSPY_CUPTI=0), as
+# the GPU machine recorded them, and reports look for the modules under
+# GS_CUDA_SYSROOT.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
@@ -371,14 +375,23 @@ PY
 # run NAME [VAR=VALUE...]: the program under the shim; must print "ok".
 run() {
   local name=$1; shift
-  GS_TIMEOUT=120 gs_run "${GS_CASE:-$name}" "$@" "$GS_PROGS/$name"  # env takes VAR=VALUE first
+  if [ -n "${GS_CUDA_FROM:-}" ]; then
+    local from=$GS_CUDA_FROM/$name$([ "${GCSPY_CUPTI:-1}" = 0 ] && echo -nocupti)
+    GS_DIR=$GS_T/$name
+    rm -rf "$GS_DIR"; mkdir -p "$GS_DIR"
+    cp "$from"/out "$from"/err "$from"/*.trace "$GS_DIR"/ 2>/dev/null
+    GS_RC=$(cat "$from/rc" 2>/dev/null || echo 255)
+    [ "$GS_RC" = 124 ] && fail "$name: timed out (deadlock?)"
+  else
+    GS_TIMEOUT=120 gs_run "${GS_CASE:-$name}" "$@" "$GS_PROGS/$name"  # env takes VAR=VALUE first
+  fi
   if [ "$GS_RC" -ne 0 ] || [ "$(tail -n1 "$GS_DIR/out")" != ok ]; then
     fail "$name: exit $GS_RC: $(tail -3 "$GS_DIR/err" "$GS_DIR/out")"
     return 1
   fi
   gs_one_trace || return 1
   gs_check "$GS_DUMP"
-  "$GS_CLI" report --format json "$GS_TRACE" >"$GS_DIR/report.json" 2>"$GS_DIR/report.err" ||
+  "$GS_CLI" report ${GS_CUDA_SYSROOT:+--sysroot "$GS_CUDA_SYSROOT"} --format json "$GS_TRACE" >"$GS_DIR/report.json" 2>"$GS_DIR/report.err" ||
     { fail "$name: gcspy report: $(cat "$GS_DIR/report.err")"; return 1; }
   gs_py "$GS_T/cudacheck.py" "${GS_CASE:-$name}" "$GS_DUMP" "$GS_DIR/report.json" "$GS_PROGS/$name" ||
     fail "${GS_CASE:-$name}: see above"

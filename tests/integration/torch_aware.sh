@@ -28,7 +28,17 @@
 #             keeps every block reachable, no tensor leak is found: the weak
 #             rule is what finds them;
 #   mode off  GCSPY_TORCH=0: no snapshot, no tensor results, the segment
-#             reachable through the allocator's tables (the plain scan).
+#             reachable through the allocator's tables (the plain scan);
+#   expandable  TOY_MODE=expandable (expandable_segments:True): the segment
+#             is a page mapped with cuMemCreate + cuMemMap (no cudaMalloc at
+#             all), the snapshot's segment is_expandable: the mode switches
+#             on from VMM memory, and the results are exit's, exactly (no
+#             VMM page a leak, no tensor a false one);
+#   async     TOY_MODE=async (backend:cudaMallocAsync): every tensor a
+#             cudaMallocAsync block from the allocator's code, no snapshot,
+#             no history: the dropped tensors are definite device blocks
+#             (5,000 + 700,000 bytes) and the lost one indirect (40,000) at
+#             their lines, no tensor-block results.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/lib.sh
@@ -70,10 +80,11 @@ torch_leaks = sorted((l["class"], l["bytes"], l["blocks"], top(l)) for l in p["l
                      if l.get("allocator") == "torch" and l["class"] != "reachable")
 if torch_leaks != sorted(want["torch"]):
     errs.append("tensor leaks %s, expected %s" % (torch_leaks, sorted(want["torch"])))
-dev = [l for l in p["leaks"] if l["memory"] == "device" and l.get("allocator") != "torch"
-       and l["class"] in ("definite", "indirect", "possible")]
-if dev:
-    errs.append("device leaks that are not tensors: %s" % [(l["class"], l["bytes"]) for l in dev])
+dev = sorted((l["class"], l["bytes"], l["blocks"], top(l)) for l in p["leaks"]
+             if l["memory"] == "device" and l.get("allocator") != "torch"
+             and l["class"] in ("definite", "indirect", "possible"))
+if dev != sorted(want.get("device", [])):
+    errs.append("device leaks that are not tensor blocks %s, expected %s" % (dev, sorted(want.get("device", []))))
 host_def = sorted((l["bytes"], top(l)) for l in p["leaks"]
                   if l["memory"] == "host" and l["class"] == "definite")
 if host_def != want["host_definite"]:
@@ -141,5 +152,16 @@ job modeoff GCSPY_TORCH=0 -- && {
   grep -qx "history False \[\]" "$GS_DIR/out" || fail "mode off: history touched: $(head -1 "$GS_DIR/out")"
   verify "mode off" "{'torch': [], 'host_definite': $HOST, 'no_torch_results': True}"
   grep -q '^pool_snapshot' "$GS_DUMP" && fail "mode off: a snapshot was taken"
+}
+job expandable TOY_MODE=expandable -- && {
+  grep -qx "history True \[('all', 'alloc', 'python', 65536)\]" "$GS_DIR/out" ||
+    fail "expandable: memory history not switched on from VMM memory: $(head -1 "$GS_DIR/out")"
+  grep -q '^alloc_ex.* kind=vmm' "$GS_DUMP" && ! grep -q '^alloc_ex.* kind=device' "$GS_DUMP" ||
+    fail "expandable: the toy allocator's memory is not VMM alone"
+  verify expandable "{'torch': $TENSORS, 'host_definite': $HOST, 'pool': {$POOL, 'events': 13}, 'reasons': ['exit'], 'scans': ['exit']}"
+}
+job async TOY_MODE=async -- && {
+  grep -qx "history False \[\]" "$GS_DIR/out" || fail "async: $(head -1 "$GS_DIR/out")"
+  verify async "{'torch': [], 'device': [('definite', 5000, 1, ('plant_dropped', $ld)), ('definite', 700000, 1, ('plant_dropped', $ld)), ('indirect', 40000, 1, ('plant_lost', $ll))], 'host_definite': $HOST, 'reasons': [], 'scans': ['exit'], 'no_torch_results': True}"
 }
 gs_done

@@ -13,6 +13,6 @@ TEST_DEPS += $(GS_TOY_ALLOC)
 $(GS_TOY_ALLOC): tests/programs/torch_toy_alloc.cpp $(GS_CD_LIBS)
 	@mkdir -p $(@D)
 	$(CXX) -std=gnu++17 -g -O1 -Wall -Wextra -Werror -fPIC -shared -fno-omit-frame-pointer \
-	    -isystem $(CUDA_HOME)/include -o $@ $< $(GS_CD_PROG_LDFLAGS) -lcudart
+	    -isystem $(CUDA_HOME)/include -o $@ $< $(GS_CD_PROG_LDFLAGS) -lcudart -lcuda
 
 endif

@@ -18,12 +18,27 @@
  *  - a "tensor" is a c10::StorageImpl on the C++ heap, allocated outside the
  *    allocator's code, whose data field points at its block's first byte.
  *
+ * Two of PyTorch's other set-ups, chosen by TOY_MODE (read at the first
+ * allocation):
+ *  - "expandable" (expandable_segments:True): one address range reserved
+ *    with cuMemAddressReserve, segments mapped into it one after the other
+ *    with cuMemCreate + cuMemMap (no cudaMalloc at all); the Python side
+ *    shows them as one segment with is_expandable, as PyTorch does for
+ *    contiguous mapped pages;
+ *  - "async" (backend:cudaMallocAsync): no segments and no Block objects:
+ *    every tensor is its own cudaMallocAsync, called from namespace
+ *    c10::cuda::CUDACachingAllocator::CudaMallocAsync, whose table of live
+ *    pointers (on the C++ heap, allocated there) points at each; the Python
+ *    side has no snapshot to give (PyTorch raises).
+ *
  * The C entry points (for ctypes) return and take StorageImpl pointers.
  */
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <set>
@@ -64,6 +79,36 @@ class DeviceCachingAllocator {
 };
 
 static DeviceCachingAllocator *the_allocator;
+static const char *mode; /* TOY_MODE: "", "expandable" or "async" */
+
+/* expandable_segments: the reserved range and how much of it is mapped */
+static CUdeviceptr vmm_base;
+static size_t vmm_mapped;
+static const size_t vmm_reserved = 64u << 20;
+
+static NOINLINE void *map_segment(size_t bytes)
+{
+    CUmemAllocationProp prop;
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 0;
+    if (!vmm_base && (cuInit(0) != CUDA_SUCCESS ||
+                      cuMemAddressReserve(&vmm_base, vmm_reserved, 0, 0, 0) != CUDA_SUCCESS))
+        return nullptr;
+    CUmemGenericAllocationHandle h;
+    if (vmm_mapped + bytes > vmm_reserved || cuMemCreate(&h, bytes, &prop, 0) != CUDA_SUCCESS)
+        return nullptr;
+    CUdeviceptr at = vmm_base + vmm_mapped;
+    CUmemAccessDesc acc;
+    memset(&acc, 0, sizeof acc);
+    acc.location = prop.location;
+    acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    if (cuMemMap(at, bytes, 0, h, 0) != CUDA_SUCCESS || cuMemSetAccess(at, bytes, &acc, 1) != CUDA_SUCCESS)
+        return nullptr;
+    vmm_mapped += bytes;
+    return reinterpret_cast<void *>(at);
+}
 
 static size_t round_size(size_t n)
 {
@@ -73,8 +118,12 @@ static size_t round_size(size_t n)
 Block *DeviceCachingAllocator::new_segment(size_t bytes, bool small)
 {
     void *p = nullptr;
-    if (cudaMalloc(&p, bytes) != cudaSuccess)
+    if (!strcmp(mode, "expandable")) {
+        if (!(p = map_segment(bytes)))
+            return nullptr;
+    } else if (cudaMalloc(&p, bytes) != cudaSuccess) {
         return nullptr;
+    }
     Block *b = new Block{p, bytes, 0, false, small, nullptr, nullptr};
     segments.push_back(b);
     return b;
@@ -145,8 +194,36 @@ void DeviceCachingAllocator::free(void *ptr)
     free_blocks.insert(b);
 }
 
+namespace CudaMallocAsync {
+
+/* backend:cudaMallocAsync: the live pointers and their sizes */
+static std::map<void *, size_t> *ptr_info;
+
+NOINLINE void *malloc(size_t n)
+{
+    void *p = nullptr;
+    if (cudaMallocAsync(&p, n, 0) != cudaSuccess)
+        return nullptr;
+    if (!ptr_info)
+        ptr_info = new std::map<void *, size_t>();
+    (*ptr_info)[p] = n;
+    return p;
+}
+
+NOINLINE void free(void *p)
+{
+    if (ptr_info && ptr_info->erase(p))
+        cudaFreeAsync(p, 0);
+}
+
+} // namespace CudaMallocAsync
+
 NOINLINE void *raw_alloc(size_t n)
 {
+    if (!mode)
+        mode = getenv("TOY_MODE") ? getenv("TOY_MODE") : "";
+    if (!strcmp(mode, "async"))
+        return CudaMallocAsync::malloc(n);
     if (!the_allocator)
         the_allocator = new DeviceCachingAllocator();
     Block *b = the_allocator->malloc(n);
@@ -155,7 +232,9 @@ NOINLINE void *raw_alloc(size_t n)
 
 NOINLINE void raw_delete(void *p)
 {
-    if (the_allocator)
+    if (mode && !strcmp(mode, "async"))
+        CudaMallocAsync::free(p);
+    else if (the_allocator)
         the_allocator->free(p);
 }
 

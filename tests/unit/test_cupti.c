@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "gcspy/trace_format.h"
+#include "load.h"
 #include "records.h"
 
 /* ---- the fake bridge ---- */
@@ -805,6 +806,78 @@ Test(cupti_activity, entries_a_flush_did_not_match_are_dropped)
     cr_assert_eq(atomic_load(&c.st.pending_stale), 1);
     cr_assert_eq(feed(mem_rec(ALLOC_OP, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, DEV_A, 256, 0, 1)), GS_CUPTI_SENT);
     cr_assert_eq(feed(mem_rec(ALLOC_OP, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, DEV_B, 256, 0, 2)), GS_CUPTI_REPEAT);
+}
+
+/* Another CUPTI client registering its activity callbacks after ours: the
+ * calls keep coming, their records do not, the entries go stale. */
+Test(cupti_activity, another_client_taking_the_buffers_is_told_once)
+{
+    void *p = NULL;
+    cudaMalloc_v3020_params prm = {.devPtr = &p, .size = 256};
+    cr_assert_eq(feed(mem_rec(ALLOC_OP, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, DEV_B, 256, 0, 1)), GS_CUPTI_SENT);
+    cr_assert_eq(gs_cupti_taken_over(&c), 0, "records flow");
+    uint64_t t0 = fake_now;
+    for (uint64_t i = 0; i < 3; i++)
+        rt_call(RTID(cudaMalloc_v3020), &prm, &p, (void *)(DEV_A + i * 256), 0, 0, 10);
+    fake_now += 1500000000ull;
+    gs_cupti_flushed(&c, t0 + 1200000000ull);
+    cr_assert_eq(atomic_load(&c.st.pending_stale), 3);
+    cr_assert_eq(gs_cupti_taken_over(&c), 1);
+    cr_assert(c.taken);
+    rt_call(RTID(cudaMalloc_v3020), &prm, &p, (void *)(DEV_A + 4096), 0, 0, 10);
+    fake_now += 1500000000ull;
+    gs_cupti_flushed(&c, fake_now - 1200000000ull);
+    cr_assert_eq(gs_cupti_taken_over(&c), 0, "said once");
+}
+
+Test(cupti_activity, unmatched_entries_with_records_flowing_are_no_takeover)
+{
+    void *p = NULL;
+    cudaMalloc_v3020_params prm = {.devPtr = &p, .size = 256};
+    uint64_t t0 = fake_now;
+    for (uint64_t i = 0; i < 3; i++)
+        rt_call(RTID(cudaMalloc_v3020), &prm, &p, (void *)(DEV_A + i * 256), 0, 0, 10);
+    fake_now += 1500000000ull;
+    /* records of other calls arrive: CUPTI lost these three, nothing more */
+    cr_assert_eq(feed(mem_rec(ALLOC_OP, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, DEV_B, 256, 0, 1)), GS_CUPTI_SENT);
+    gs_cupti_flushed(&c, t0 + 1200000000ull);
+    cr_assert_eq(atomic_load(&c.st.pending_stale), 3);
+    cr_assert_eq(gs_cupti_taken_over(&c), 0);
+    /* without MEMORY2 records nothing is expected back */
+    c.activity = 0;
+    cr_assert_eq(gs_cupti_taken_over(&c), 0);
+}
+
+/* ---- which libcupti: its CUDA version against the driver's ---- */
+
+Test(cupti_library, the_cupti_soname_gives_its_cuda_version)
+{
+    void *h = dlopen(GS_CUPTI_LIB, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(h, "%s", dlerror());
+    cr_assert_eq(gs_cupti_soname_major(h), 13, "the toolkit here is CUDA 13");
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    cr_assert_eq(gs_cupti_soname_major(libc), 6);
+    cr_assert_eq(gs_cupti_soname_major(NULL), -1);
+    cr_assert(gs_cupti_fits(13000, 13) && gs_cupti_fits(13020, 12) && !gs_cupti_fits(12080, 13));
+    cr_assert(gs_cupti_fits(0, 13) && gs_cupti_fits(12080, -1), "unknown versions fit");
+}
+
+Test(cupti_library, a_cupti_newer_than_the_driver_is_passed_over_in_one_line)
+{
+    struct gs_cupti_lib l;
+    char err[512];
+    /* A CUDA 12.8 driver: the toolkit's CUDA 13 CUPTI would refuse to attach. */
+    cr_assert_eq(gs_cupti_lib_load(&l, 12080, err, sizeof err), -1);
+    cr_assert(!strncmp(err, "no libcupti fits the driver (CUDA 12.8): ", 41), "%s", err);
+    cr_assert_not_null(strstr(err, "libcupti.so (CUDA 13)"), "%s", err);
+    cr_assert_not_null(strstr(err, ", newer than the driver"), "%s", err);
+    cr_assert_null(strchr(err, '\n'));
+    cr_assert_null(l.handle);
+    /* A CUDA 13.0 driver, or one that does not say: it loads. */
+    cr_assert_eq(gs_cupti_lib_load(&l, 13000, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(l.cuda_major, 13);
+    cr_assert_not_null(strstr(l.path, "libcupti.so"), "%s", l.path);
+    cr_assert_eq(gs_cupti_lib_load(&l, 0, err, sizeof err), 0, "%s", err);
 }
 
 /* ---- the built library, with no NVIDIA driver ---- */

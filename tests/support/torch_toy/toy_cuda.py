@@ -10,6 +10,12 @@ shape: torch 2.x's {"segments": [...], "device_traces": [[...]]} with block
 torch 1.13's list of segments whose blocks have no address and carry their
 frames in "history". Frames, as in PyTorch, are recorded only while memory
 history is on, innermost first.
+
+TOY_MODE (read by the library too) is PyTorch's PYTORCH_CUDA_ALLOC_CONF:
+"expandable" (expandable_segments:True) shows the mapped pages as one
+segment with "is_expandable", as PyTorch does for contiguous pages; "async"
+(backend:cudaMallocAsync) has no snapshot and no memory history (both raise,
+as in PyTorch), and get_allocator_backend() says "cudaMallocAsync".
 """
 import ctypes
 import os
@@ -38,6 +44,7 @@ lib.toy_blocks.restype = ctypes.c_size_t
 lib.toy_blocks.argtypes = [ctypes.POINTER(ToyBlock), ctypes.c_size_t]
 
 FORMAT = os.environ.get("TOY_FORMAT", "2")
+MODE = os.environ.get("TOY_MODE", "")
 recording = False
 history_calls = []
 frames_of = {}  # keyed by hex(address): a dict keyed by the int itself
@@ -95,6 +102,8 @@ def _record_memory_history(enabled="all", context="all", stacks="all", max_entri
     """torch 2.1+'s signature and defaults (1.13's takes a bool only);
     records the arguments as they take effect."""
     global recording
+    if MODE == "async":
+        raise RuntimeError("cudaMallocAsync does not yet support recordHistory")
     if FORMAT == "1.13":
         if not isinstance(enabled, bool) or (context, stacks, max_entries) != ("all", "all", sys.maxsize):
             raise TypeError("_record_memory_history() of torch 1.13 takes a bool")
@@ -105,6 +114,8 @@ def _record_memory_history(enabled="all", context="all", stacks="all", max_entri
 
 
 def _snapshot(device=None):
+    if MODE == "async":
+        raise RuntimeError("Calling snapshot with backend:cudaMallocAsync is not meaningful")
     arr = (ToyBlock * 65536)()
     n = lib.toy_blocks(arr, len(arr))
     segs = {}
@@ -132,11 +143,24 @@ def _snapshot(device=None):
             if fr is not None:
                 blk["frames"] = fr
         seg["blocks"].append(blk)
+    if MODE == "expandable":  # contiguous mapped pages: one segment
+        merged = []
+        for seg in sorted(segs.values(), key=lambda g: g["address"]):
+            seg["is_expandable"] = True
+            last = merged[-1] if merged else None
+            if last and last["address"] + last["total_size"] == seg["address"]:
+                for k in ("total_size", "allocated_size", "active_size", "requested_size"):
+                    last[k] += seg[k]
+                last["blocks"] += seg["blocks"]
+            else:
+                merged.append(seg)
+        segs = {g["address"]: g for g in merged}
     if FORMAT == "1.13":
         return list(segs.values())
     return {"segments": list(segs.values()), "device_traces": [list(events)]}
 
 
 torch.cuda.is_initialized = lambda: True
+torch.cuda.memory.get_allocator_backend = lambda: "cudaMallocAsync" if MODE == "async" else "native"
 torch.cuda.memory._snapshot = _snapshot
 torch.cuda.memory._record_memory_history = _record_memory_history
