@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <unistd.h>
 
 #include "siteext.h"
 #include "findings.h"
@@ -414,17 +416,59 @@ static int analyze(struct gs_reader *rd, const char *name, const struct gs_analy
     return 0;
 }
 
-/* A trace to read twice: a file by path, or bytes in memory (data set). */
+/* A trace to read twice: a file by path, bytes in memory (data set), or
+ * a spooled copy of standard input (fd >= 0). */
 struct source {
     const char *path;
     const void *data;
     size_t len;
+    int fd;
 };
 
 static struct gs_reader *source_open(const struct source *src, char *err, size_t errlen)
 {
+    if (src->fd >= 0) {
+        if (lseek(src->fd, 0, SEEK_SET) != 0) {
+            snprintf(err, errlen, "standard input: cannot read its copy again: %s",
+                     strerror(errno));
+            return NULL;
+        }
+        return gs_reader_open_fd(src->fd, "standard input", err, errlen);
+    }
     return src->data ? gs_reader_open_mem(src->data, src->len, err, errlen)
                      : gs_reader_open(src->path, err, errlen);
+}
+
+/* Standard input copied to an unlinked temporary file, so the sites' two
+ * reads see it twice (it costs the trace's size in temporary disk space, not
+ * memory); the file, or NULL with err set. */
+static FILE *spool_stdin(char *err, size_t errlen)
+{
+    FILE *t = tmpfile();
+    if (!t) {
+        snprintf(err, errlen, "standard input: cannot make a temporary copy: %s",
+                 strerror(errno));
+        return NULL;
+    }
+    char buf[1 << 16];
+    for (;;) {
+        ssize_t n = read(0, buf, sizeof buf);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 || (n > 0 && fwrite(buf, 1, (size_t)n, t) != (size_t)n)) {
+            snprintf(err, errlen, "standard input: cannot copy it: %s", strerror(errno));
+            fclose(t);
+            return NULL;
+        }
+        if (n == 0)
+            break;
+    }
+    if (fflush(t)) {
+        snprintf(err, errlen, "standard input: cannot copy it: %s", strerror(errno));
+        fclose(t);
+        return NULL;
+    }
+    return t;
 }
 
 /* The sites' peak needs the peak time before the replay that sums the
@@ -434,8 +478,11 @@ static int analyze_sites(const struct source *src, const char *name,
                          struct gs_result **out, char *err, size_t errlen)
 {
     struct gs_result *r1;
+    /* the first read wants the peak's time only: not the page's history */
+    struct gs_analyze_opts o1 = *o;
+    o1.history = 0;
     struct gs_reader *rd = source_open(src, err, errlen);
-    if (!rd || analyze(rd, name, o, NULL, &r1, err, errlen))
+    if (!rd || analyze(rd, name, &o1, NULL, &r1, err, errlen))
         return -1;
     struct gs_analyze_opts o2 = *o;
     o2.sites_pass2 = 1;
@@ -453,9 +500,18 @@ int gs_analyze_file(const char *path, const struct gs_analyze_opts *o,
                     struct gs_symbolizer *sym, struct gs_result **out,
                     char *err, size_t errlen)
 {
-    if (o && o->sites && !o->sites_pass2 && strcmp(path, "-") != 0) {
-        struct source src = { path, NULL, 0 };
-        return analyze_sites(&src, path, o, sym, out, err, errlen);
+    if (o && o->sites && !o->sites_pass2) {
+        if (strcmp(path, "-") != 0) {
+            struct source src = { path, NULL, 0, -1 };
+            return analyze_sites(&src, path, o, sym, out, err, errlen);
+        }
+        FILE *t = spool_stdin(err, errlen);
+        if (!t)
+            return -1;
+        struct source src = { path, NULL, 0, fileno(t) };
+        int rc = analyze_sites(&src, path, o, sym, out, err, errlen);
+        fclose(t);
+        return rc;
     }
     struct gs_reader *rd = strcmp(path, "-") == 0
                                ? gs_reader_open_fd(0, "standard input", err, errlen)
@@ -470,7 +526,7 @@ int gs_analyze_mem(const void *data, size_t len, const char *name,
                    struct gs_result **out, char *err, size_t errlen)
 {
     if (o && o->sites && !o->sites_pass2) {
-        struct source src = { name, data, len };
+        struct source src = { name, data, len, -1 };
         return analyze_sites(&src, name, o, sym, out, err, errlen);
     }
     struct gs_reader *rd = gs_reader_open_mem(data, len, err, errlen);

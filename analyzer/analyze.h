@@ -39,6 +39,9 @@ struct gs_analyze_opts {
     uint64_t (*sites_rank)(const struct gs_sitestat *s, int which);
     int sites_rank_which;
     uint32_t sites_max;
+    int sites_also;             /* 0, or 1 + a second `which`: the first sites_max
+                                   by sites_rank(s, it) are symbolized too (the
+                                   JSON's peak and temporary views) */
     int sites_pass2;            /* inside: the second read, peak at sites_peak_t */
     uint64_t sites_peak_t;
     const struct gs_userframe_opts *userframe; /* the user's code (NULL: defaults) */

@@ -263,7 +263,7 @@ struct gs_model {
      * only): per memory class, then the total; and the largest block of
      * each class, a peak is never less */
     struct gs_tbuckets peak_tb[GS_MC__N + 1];
-    uint64_t max_block[GS_MC__N];
+    uint64_t max_block[GS_MC__N], max_block_t[GS_MC__N]; /* and when it was made */
 
     /* stacks, sites, modules, Python code objects */
     struct gs_stacknode *nodes;

@@ -169,13 +169,15 @@ static void account(struct gs_model *m, int mc, uint64_t t, uint64_t size, int s
     gs_tbuckets_add(&m->peak_tb[GS_MC__N], t, d);
     if (sign > 0) {
         m->live_blocks[mc]++;
-        if (size > m->max_block[mc])
+        if (size > m->max_block[mc]) {
             m->max_block[mc] = size;
+            m->max_block_t[mc] = t;
+        }
     } else if (m->live_blocks[mc]) {
         m->live_blocks[mc]--;
     }
-    gs_series_put(&m->series, (unsigned)mc, t, m->live_bytes[mc]);
-    gs_series_put(&m->series, GS_CH_TOTAL, t, m->live_total);
+    /* the timeline's live channels are the buckets' sums (timeline.c), not
+     * this running total: it is in file order, not time order */
 }
 
 /* The torch layer lies inside CUDA segments: its own totals only. */

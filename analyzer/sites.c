@@ -74,6 +74,53 @@ static void add_leaks(const struct gs_result *r, struct gs_sitestat *v, size_t n
     }
 }
 
+/* Largest value first, ties by stack id: the views' own order. */
+struct also {
+    uint64_t v;
+    uint32_t stack_id, i;
+};
+
+static int by_also(const void *a, const void *b)
+{
+    const struct also *x = a, *y = b;
+    if (x->v != y->v)
+        return x->v > y->v ? -1 : 1;
+    return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+/* Gives site o its frames unless it has them. */
+static int symbolize(struct gs_actx *c, struct gs_sitestat *o)
+{
+    if (o->st.f)
+        return 0;
+    return gs_stacks_get(&c->stacks, o->stack_id, &o->st) ||
+                   gs_stacks_site_frame(&c->stacks, o->stack_id, &o->site)
+               ? -1
+               : 0;
+}
+
+/* With gs_analyze_opts.sites_also: the first sites_max sites by that value,
+ * beyond those of the rank, are symbolized too. */
+static int symbolize_also(struct gs_actx *c, struct gs_result *r)
+{
+    const struct gs_analyze_opts *o = c->o;
+    size_t n = r->nsitestats, k = 0;
+    struct also *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t x = o->sites_rank(&r->sitestats[i], o->sites_also - 1);
+        if (x)
+            v[k++] = (struct also){ x, r->sitestats[i].stack_id, (uint32_t)i };
+    }
+    qsort(v, k, sizeof *v, by_also);
+    int rc = 0;
+    for (size_t i = 0; i < k && i < o->sites_max && !rc; i++)
+        rc = symbolize(c, &r->sitestats[v[i].i]);
+    free(v);
+    return rc;
+}
+
 int gs_build_sites(struct gs_actx *c, const struct gs_siteext *x)
 {
     const struct gs_model *m = c->m;
@@ -121,11 +168,10 @@ int gs_build_sites(struct gs_actx *c, const struct gs_siteext *x)
     n = r->nsitestats;
     if (c->o->sites_max && n > c->o->sites_max)
         n = c->o->sites_max;    /* the rest stay unsymbolized */
-    for (size_t i = 0; i < n; i++) {
-        struct gs_sitestat *o = &r->sitestats[i];
-        if (gs_stacks_get(&c->stacks, o->stack_id, &o->st) ||
-            gs_stacks_site_frame(&c->stacks, o->stack_id, &o->site))
+    for (size_t i = 0; i < n; i++)
+        if (symbolize(c, &r->sitestats[i]))
             return -1;
-    }
+    if (c->o->sites_also && c->o->sites_rank && c->o->sites_max)
+        return symbolize_also(c, r);
     return 0;
 }

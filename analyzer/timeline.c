@@ -3,6 +3,14 @@
  * arrays, one value per bucket (its peak, or the last value carried forward
  * through empty buckets); each device's series put on the process's bucket
  * grid; the kept step and user markers in time order.
+ *
+ * The live-bytes channels (per memory class and the total) come from the
+ * model's time buckets (tbuckets.h), not from a running total: the trace is
+ * in time order per address only, so a total summed in file order is not
+ * the total at any moment (two threads' blocks held at once could read as
+ * one). Summed by time, each bucket's value is the largest total at a tick
+ * inside it, and the chart's highest point is the report's peak
+ * (gs_model_peak), which a test checks.
  */
 #include "analyze_int.h"
 
@@ -28,6 +36,52 @@ static uint64_t *copy_channel(struct gs_arena *a, const struct gs_series *s, uns
     return v;
 }
 
+/* Raises bucket t's value (of a bucket width 2^shift) to at least v. */
+static void at_least(uint64_t *out, uint32_t nb, unsigned shift, uint64_t t, uint64_t v)
+{
+    uint64_t i = t >> shift;
+    if (i < nb && (out[i] == UINT64_MAX || out[i] < v))
+        out[i] = v;
+}
+
+/* Live bytes of memory class mc (GS_MC__N: every class) per bucket of 2^shift
+ * ns: the largest of the totals at the ends of the fine time buckets inside
+ * it (UINT64_MAX before the first change, as the series say "no value
+ * yet"); and never less than a class's largest block in the bucket where it
+ * was made, as gs_model_peak counts it. */
+static uint64_t *live_channel(struct gs_arena *a, const struct gs_model *m, int mc,
+                              unsigned shift, uint32_t nb)
+{
+    const struct gs_tbuckets *tb = &m->peak_tb[mc];
+    uint64_t *v = gs_arena_calloc(a, nb ? nb : 1, sizeof *v);
+    if (!v)
+        return NULL;
+    for (uint32_t i = 0; i < nb; i++)
+        v[i] = UINT64_MAX;
+    int64_t sum = 0;
+    int started = 0;
+    for (uint32_t k = 0; tb->b && k < GS_TB_N; k++) {
+        sum += tb->b[k];
+        started |= tb->b[k] != 0;
+        if (!started)
+            continue;
+        /* the fine bucket's span in buckets of this grid (one, unless the
+         * fine buckets are the wider) */
+        uint64_t i0 = ((uint64_t)k << tb->shift) >> shift;
+        uint64_t i1 = ((((uint64_t)k + 1) << tb->shift) - 1) >> shift;
+        if (i0 >= nb)
+            break;
+        uint64_t x = sum > 0 ? (uint64_t)sum : 0;
+        for (uint64_t i = i0; i <= i1 && i < nb; i++)
+            if (v[i] == UINT64_MAX || v[i] < x)
+                v[i] = x;
+    }
+    for (int c = 0; c < GS_MC__N; c++)
+        if ((c == mc || mc == GS_MC__N) && m->max_block[c])
+            at_least(v, nb, shift, m->max_block_t[c], m->max_block[c]);
+    return v;
+}
+
 static int marker_cmp(const void *a, const void *b)
 {
     const struct gs_marker *x = a, *y = b;
@@ -44,7 +98,11 @@ int gs_build_timeline(struct gs_actx *c)
     tl->bucket_ns = gs_series_width(&m->series);
     tl->nb = m->series.nb;
     for (unsigned ch = 0; ch < GS_CH__N; ch++) {
-        tl->ch[ch] = copy_channel(&r->arena, &m->series, ch, tl->nb);
+        /* the live channels are the memory classes' and then the total's */
+        _Static_assert((int)GS_CH_TOTAL == (int)GS_MC__N && (int)GS_CH_HOST == (int)GS_MC_HOST, "channels");
+        tl->ch[ch] = ch <= GS_CH_TOTAL
+                         ? live_channel(&r->arena, m, (int)ch, m->series.shift, tl->nb)
+                         : copy_channel(&r->arena, &m->series, ch, tl->nb);
         if (!tl->ch[ch])
             return -1;
     }

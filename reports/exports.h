@@ -39,6 +39,14 @@ uint64_t gs_sval_get(const struct gs_sitestat *s, int v);
 /* Sites the peak and temporary views list when --max-groups is not given. */
 #define GS_SITEVIEW_ROWS 20
 
+/* The sites of r with a nonzero value v, largest first (ties by stack id),
+ * as the views list them; *n of them; NULL when out of memory. */
+const struct gs_sitestat **gs_siteview_sorted(const struct gs_result *r, int v, size_t *n);
+/* The rank that keeps and orders the sites the JSON's views need
+ * (analyze.h's sites_rank): with GS_SV_PEAK, those live at the peak by
+ * bytes, then those with temporary allocations only; otherwise the value. */
+uint64_t gs_siteview_rank(const struct gs_sitestat *s, int which);
+
 extern const struct gs_reporter gs_reporter_pprof;
 extern const struct gs_reporter gs_reporter_collapsed;
 extern const struct gs_reporter gs_reporter_peak;

@@ -10,10 +10,12 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../analyzer/findings.h"
 #include "../analyzer/names.h"
+#include "exports.h"
 #include "jsonw.h"
 
 static struct gs_jw jw;
@@ -330,6 +332,81 @@ static void completeness(struct gs_jw *w, const struct gs_result *r)
     gs_jw_u64(w, "duration_ns", r->duration_ns);
 }
 
+/* A site of the peak or temporary view: its figures, the frame that
+ * names it and its stack. */
+static void view_site(struct gs_jw *w, const struct gs_sitestat *s, int value)
+{
+    gs_jw_obj(w, NULL);
+    gs_jw_u64(w, "stack_id", s->stack_id);
+    gs_jw_str(w, "memory", gs_memcat_name(s->mem));
+    if (value == GS_SV_PEAK) {
+        gs_jw_u64(w, "bytes", s->at_peak_bytes);
+        gs_jw_u64(w, "blocks", s->at_peak_blocks);
+        gs_jw_u64(w, "end_bytes", s->live_bytes);
+    } else {
+        gs_jw_u64(w, "allocs", s->temp_allocs);
+        gs_jw_u64(w, "bytes", s->temp_bytes);
+        gs_jw_u64(w, "of_allocs", s->allocs);
+    }
+    frame_obj(w, "site", s->st.f ? &s->site : NULL);
+    if (s->st.f)
+        frames(w, "stack", &s->st);
+    else
+        gs_jw_null(w, "stack");
+    gs_jw_end_obj(w);
+}
+
+/* A view's "sites" (the largest max, as the text views list them) and
+ * "sites_more"; -1 when out of memory. */
+static int view_sites(struct gs_report_ctx *c, const struct gs_result *r, int value)
+{
+    struct gs_jw *w = &jw;
+    size_t n;
+    const struct gs_sitestat **v = gs_siteview_sorted(r, value, &n);
+    if (!v)
+        return -1;
+    uint32_t max = c->o->max_groups ? c->o->max_groups : GS_SITEVIEW_ROWS;
+    gs_jw_arr(w, "sites", 0);
+    for (size_t i = 0; i < n && i < max; i++)
+        view_site(w, v[i], value);
+    gs_jw_end_arr(w);
+    gs_jw_u64(w, "sites_more", n > max ? n - max : 0);
+    free(v);
+    return 0;
+}
+
+/* What was live at the peak, by site (inside "peak"), and the temporary
+ * allocations by site: null where the analysis had no site figures (gcspy
+ * check) or, for the peak, no peak time. */
+static int views(struct gs_report_ctx *c, const struct gs_result *r)
+{
+    struct gs_jw *w = &jw;
+    int rc = 0;
+    if (r->sitestats && r->peak_known) {
+        gs_jw_u64(w, "t_ns", r->peak_t);
+        gs_jw_u64(w, "live_bytes", r->peak_live);
+        rc |= view_sites(c, r, GS_SV_PEAK);
+    } else {
+        gs_jw_null(w, "t_ns");
+        gs_jw_null(w, "live_bytes");
+        gs_jw_null(w, "sites");
+        gs_jw_null(w, "sites_more");
+    }
+    gs_jw_end_obj(w); /* peak */
+    if (!r->sitestats) {
+        gs_jw_null(w, "temporary");
+        return rc;
+    }
+    gs_jw_obj(w, "temporary");
+    gs_jw_u64(w, "threshold_ns", r->temp_threshold_ns);
+    gs_jw_u64(w, "allocs", r->temp_allocs);
+    gs_jw_u64(w, "bytes", r->temp_bytes);
+    gs_jw_u64(w, "of_allocs", r->allocs);
+    rc |= view_sites(c, r, GS_SV_TEMP);
+    gs_jw_end_obj(w);
+    return rc;
+}
+
 static void counts(struct gs_jw *w, const struct gs_result *r)
 {
     gs_jw_obj(w, "events");
@@ -352,13 +429,12 @@ static void counts(struct gs_jw *w, const struct gs_result *r)
         gs_jw_u64(w, "rss", r->rss_peak);
     else
         gs_jw_null(w, "rss");
-    gs_jw_end_obj(w);
+    /* the object stays open for the peak view (views()) */
 }
 
 /* A process's object up to its leak groups, whose array it leaves open. */
 static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
 {
-    (void)c;
     struct gs_jw *w = &jw;
     const struct gs_result *r = it->r;
     gs_jw_obj(w, NULL);
@@ -372,6 +448,8 @@ static int j_process(struct gs_report_ctx *c, const struct gs_report_item *it)
     identity(w, r);
     completeness(w, r);
     counts(w, r);
+    if (views(c, r))
+        return -1;
     if (r->last_scan >= 0)
         scan_obj(w, "last_scan", &r->scans[r->last_scan]);
     else

@@ -28,8 +28,9 @@
 #include "../analyzer/result.h"
 
 #define GS_REPORT_JSON_VERSION 1
-/* additions within version 1: 1 = findings and sites */
-#define GS_REPORT_JSON_MINOR 1
+/* additions within version 1: 1 = findings and sites; 2 = the peak and
+ * temporary views (peak.sites, temporary) */
+#define GS_REPORT_JSON_MINOR 2
 
 struct gs_report_item {
     const char *trace;

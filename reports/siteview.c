@@ -25,7 +25,7 @@ static int by_value(const void *a, const void *b, void *value)
     return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
-static const struct gs_sitestat **sorted_by(const struct gs_result *r, int value, size_t *n)
+const struct gs_sitestat **gs_siteview_sorted(const struct gs_result *r, int value, size_t *n)
 {
     const struct gs_sitestat **v = malloc((r->nsitestats ? r->nsitestats : 1) * sizeof *v);
     if (!v)
@@ -37,6 +37,13 @@ static const struct gs_sitestat **sorted_by(const struct gs_result *r, int value
     qsort_r(v, k, sizeof *v, by_value, &value);
     *n = k;
     return v;
+}
+
+uint64_t gs_siteview_rank(const struct gs_sitestat *s, int which)
+{
+    if (which != GS_SV_PEAK)
+        return gs_sval_get(s, which);
+    return s->at_peak_bytes ? s->at_peak_bytes + 1 : s->temp_allocs ? 1 : 0;
 }
 
 static void print_site(FILE *f, const struct gs_sitestat *s, uint32_t frames)
@@ -62,7 +69,7 @@ static int section(struct gs_report_ctx *c, const struct gs_report_item *it, int
     if (r->sites_incomplete)
         fprintf(f, "  (out of memory while replaying: the figures below are partial)\n");
     if (value == GS_SV_PEAK && !r->peak_known) {
-        fprintf(f, "  no peak view: it reads the trace twice, which standard input cannot be\n\n");
+        fprintf(f, "  no peak view: the trace was read once\n\n");
         return 0;
     }
     if (value == GS_SV_PEAK)
@@ -74,7 +81,7 @@ static int section(struct gs_report_ctx *c, const struct gs_report_item *it, int
                 gs_fmt_ns(b1, r->temp_threshold_ns), r->temp_allocs, r->allocs,
                 gs_fmt_bytes(b2, r->temp_bytes));
     size_t n;
-    const struct gs_sitestat **v = sorted_by(r, value, &n);
+    const struct gs_sitestat **v = gs_siteview_sorted(r, value, &n);
     if (!v)
         return -1;
     uint32_t max = c->o->max_groups ? c->o->max_groups : GS_SITEVIEW_ROWS;

@@ -127,7 +127,8 @@ static int parse(int argc, char **argv, struct report_args *ra)
     ao->history = rep == &gs_reporter_html;
     /* the exports and the site views read every site's figures */
     ao->sites = rep == &gs_reporter_pprof || rep == &gs_reporter_collapsed ||
-                rep == &gs_reporter_peak || rep == &gs_reporter_temporary;
+                rep == &gs_reporter_peak || rep == &gs_reporter_temporary ||
+                rep == &gs_reporter_json || rep == &gs_reporter_html;
     /* symbolize only what is shown: pprof every site; collapsed the sites
      * with a value; the views the largest --max-groups (siteview.c: 20) */
     if (rep == &gs_reporter_collapsed) {
@@ -136,6 +137,12 @@ static int parse(int argc, char **argv, struct report_args *ra)
     } else if (rep == &gs_reporter_peak || rep == &gs_reporter_temporary) {
         ao->sites_rank = gs_sval_get;
         ao->sites_rank_which = rep == &gs_reporter_peak ? GS_SV_PEAK : GS_SV_TEMP;
+        ao->sites_max = ro->max_groups ? ro->max_groups : GS_SITEVIEW_ROWS;
+    } else if (rep == &gs_reporter_json || rep == &gs_reporter_html) {
+        /* the peak and temporary views (peak.sites, temporary) */
+        ao->sites_rank = gs_siteview_rank;
+        ao->sites_rank_which = GS_SV_PEAK;
+        ao->sites_also = 1 + GS_SV_TEMP;
         ao->sites_max = ro->max_groups ? ro->max_groups : GS_SITEVIEW_ROWS;
     }
     return 0;

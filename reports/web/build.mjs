@@ -36,7 +36,7 @@ const vendorCss = [nm('uplot/dist/uPlot.min.css'), nm('d3-flame-graph/dist/d3-fl
 
 // The page's own scripts, in load order (each one adds to the GS namespace).
 const own = ['util.js', 'charts.js', 'summary.js', 'memory.js', 'frag.js', 'leaks.js',
-  'growth.js', 'pauses.js', 'main.js'];
+  'views.js', 'growth.js', 'pauses.js', 'main.js'];
 // Each file in a function of its own: their top-level names stay theirs, and
 // they share only what they put on the global GS (util.js makes it).
 const ownJs = own.map((f) => `(function () {\n${read(join('src', f))}\n}());`).join('\n');

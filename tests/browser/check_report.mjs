@@ -12,6 +12,8 @@
 //   page:      report.html (opened as file://, offline),
 //   shots:     directory for screenshots (each section, and the whole page
 //              unless fullPage is false),
+//   sections:  [id, ...]: the sections to shoot (default: every one),
+//   topShot:   true: also PREFIXtop.png, the first screen of the page,
 //   prefix:    screenshot name prefix,
 //   charts:    names of uPlot charts that must have drawn coloured pixels,
 //   flame:     true: the flame graph must have frames,
@@ -33,6 +35,18 @@
 //              its detail starts with that many blocks (what gcspy check counts)
 //   siteRows:  true: the leak table has one row per site with definite or
 //              indirect blocks, and only those two classes are ticked
+//   chartRules: {bytes: {chart: [axis, ...]}}: every chart has axis titles;
+//              the byte axes named tick at multiples of a power of two, each
+//              label exactly its value in a binary unit (never 95M for
+//              100,000,000); no two tick labels of any axis overlap (their
+//              boxes measured in the axis's font); RSS is solid, in a colour
+//              of its own, in the legend; the growth legend lists at most 8
+//              suspects and says "+K more"; every nav link lands its section
+//              below the sticky bar; byte columns of every table carry a
+//              unit, and no table shows a raw 7+ digit byte count
+//   views:     {peak: [function, ...], temporary: [...]}: the Peak and
+//              Temporary sections' tables are the JSON's peak.sites and
+//              temporary.sites (order, bytes, formatted), and hold these
 //   findings:  [[substring, ...], ...]: the findings are the first thing of
 //              the summary and within the first screen; findings holding
 //              these substrings appear among them in this order (a
@@ -86,7 +100,7 @@ async function checkPage(spec) {
   page.on('request', (r) => { if (r.url() !== pageUrl && !r.url().startsWith('data:')) requests.push(r.url()); });
 
   const t0 = Date.now();
-  await page.goto(pageUrl, { waitUntil: 'load' });
+  await page.goto(pageUrl, { waitUntil: 'load', timeout: 120000 }); // a loaded machine can take long
   await page.waitForSelector('body[data-ready="1"]', { timeout: 60000 });
   // in-page time from navigation start to the last section drawn (what a
   // user waits for), and the whole round trip as the driver saw it
@@ -203,7 +217,7 @@ async function checkPage(spec) {
     index: Number(r.dataset.index),
     class: r.querySelector('td[data-key="class"] .cell').textContent,
     memory: r.querySelector('td[data-key="memory"] .cell').textContent,
-    bytes: r.querySelector('td[data-key="bytes"] .cell').textContent,
+    bytes: r.querySelector('td[data-key="bytes"]').dataset.value || r.querySelector('td[data-key="bytes"] .cell').textContent,
     blocks: r.querySelector('td[data-key="blocks"] .cell').textContent,
     frame: r.querySelector('td[data-key="frame"] .cell').textContent,
   })));
@@ -330,13 +344,140 @@ async function checkPage(spec) {
     }
   }
 
+  // ---- the charts' rules (issue 17) ----
+  if (spec.chartRules) {
+    const res = await page.evaluate((rules) => {
+      const out = { titles: [], ticks: [], overlap: [], info: [] };
+      const unit = { '': 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30, T: 2 ** 40, P: 2 ** 50 };
+      const ctx = document.createElement('canvas').getContext('2d');
+      for (const c of GS.charts) {
+        const u = c.u;
+        u.axes.forEach((a, i) => { if (!a.label) out.titles.push(`${c.name} axis ${i}`); });
+        for (const i of (rules.bytes || {})[c.name] || []) {
+          const a = u.axes[i], sp = a._splits || [], vals = a._values || [];
+          out.info.push(`${c.name}: ${vals.join(' ')}`);
+          if (sp.length < 2) out.ticks.push(`${c.name} axis ${i}: ${sp.length} ticks`);
+          sp.forEach((v, k) => {
+            const m = /^(-?[0-9.]+)([KMGTP]?)$/.exec(String(vals[k]));
+            if (!m || Number(m[1]) * unit[m[2]] !== v) out.ticks.push(`${c.name}: tick ${v} labelled ${vals[k]}`);
+            if (k) {
+              const d = v - sp[k - 1];
+              if (!(d > 0 && Math.log2(d) === Math.round(Math.log2(d)))) out.ticks.push(`${c.name}: step ${d} is not a power of two`);
+            }
+          });
+        }
+        u.axes.forEach((a, i) => {
+          if (a.show === false || !a._splits) return;
+          const horiz = a.side === 0 || a.side === 2 || a.side === undefined && i === 0;
+          ctx.font = a.font[0];
+          const boxes = a._splits.map((v, k) => {
+            const pos = u.valToPos(v, a.scale || (i === 0 ? 'x' : 'y'));
+            const text = String(a._values[k] ?? '');
+            const w = horiz ? ctx.measureText(text).width : 12;
+            return text ? [pos - w / 2, pos + w / 2, text] : null;
+          }).filter(Boolean).sort((x, y) => x[0] - y[0]);
+          for (let k = 1; k < boxes.length; k++) {
+            if (boxes[k][0] < boxes[k - 1][1] + 1) out.overlap.push(`${c.name} axis ${i}: "${boxes[k - 1][2]}" and "${boxes[k][2]}"`);
+          }
+        });
+      }
+      // RSS: solid, its own colour, in the legend
+      const mem = GS.charts.find((c) => c.name === 'memory');
+      if (mem) {
+        const idx = mem.u.series.findIndex((x) => x.label === 'RSS');
+        const rs = mem.u.series[idx];
+        const legend = [...mem.box.querySelectorAll('.u-legend tr.u-series')].find((tr) => tr.textContent.includes('RSS'));
+        const marker = legend && legend.querySelector('.u-marker');
+        out.rss = rs ? { dash: rs.dash || null, stroke: typeof rs.stroke === 'function' ? rs.stroke(mem.u, idx) : rs.stroke,
+          others: mem.u.series.filter((x, k) => k && k !== idx).map((x) => (typeof x.stroke === 'function' ? x.stroke(mem.u, 0) : x.stroke)),
+          legend: !!legend, border: marker ? getComputedStyle(marker).borderStyle : null } : null;
+      }
+      // growth legend
+      const g = GS.charts.find((c) => c.name === 'growth');
+      const p = window.gcspyReport.data.processes[0];
+      if (g) {
+        out.growth = { entries: g.box.querySelectorAll('.u-legend tr.u-series').length - 1, suspects: p.growth.suspects.length,
+          more: (document.querySelector('#growth .legend-more') || {}).textContent || '' };
+      }
+      // tables: byte columns carry a unit; no raw 7+ digit byte count
+      out.raw = [];
+      document.querySelectorAll('table.grid').forEach((t) => {
+        const heads = [...t.querySelectorAll('thead th')].map((h) => h.textContent);
+        t.querySelectorAll('tbody tr').forEach((tr) => [...tr.children].forEach((td, k) => {
+          const text = td.querySelector('.cell') ? td.querySelector('.cell').textContent : td.textContent;
+          if (/bytes/i.test(heads[k] || '') && text.trim() && text !== '–' && !/[0-9] ?(bytes?|KiB|MiB|GiB|TiB|PiB)\b/.test(text)) out.raw.push(`${heads[k]}: ${text}`);
+          if (/([0-9]{1,3}(,[0-9]{3}){2,}|[0-9]{7,}) ?bytes/.test(text)) out.raw.push(text);
+        }));
+      });
+      return out;
+    }, spec.chartRules);
+    console.log('byte ticks: ' + res.info.join(' | '));
+    check(res.titles.length === 0, `every chart's axes have titles${res.titles.length ? ': missing ' + res.titles.join(', ') : ''}`);
+    check(res.ticks.length === 0, `byte axes tick at powers of two, labelled exactly${res.ticks.length ? ': ' + res.ticks.slice(0, 6).join('; ') : ''}`);
+    check(res.overlap.length === 0, `no two tick labels overlap${res.overlap.length ? ': ' + res.overlap.slice(0, 6).join('; ') : ''}`);
+    const r = res.rss;
+    check(r && !r.dash && r.stroke && r.stroke.toLowerCase() !== '#7b3294' && !r.others.includes(r.stroke) && r.legend && r.border === 'solid',
+      `RSS is solid, its own colour, in the legend (${JSON.stringify(r)})`);
+    if (res.growth) {
+      const gr = res.growth, want = Math.min(8, gr.suspects);
+      check(gr.entries === want, `the growth legend lists ${want} suspects (${gr.entries} entries, ${gr.suspects} suspects)`);
+      check(gr.suspects > 8 ? gr.more.startsWith(`+${gr.suspects - 8} more`) : gr.more === '', `the growth legend's "+K more" line ("${gr.more}")`);
+    }
+    check(res.raw.length === 0, `tables show bytes with units, no raw byte counts${res.raw.length ? ': ' + res.raw.slice(0, 5).join('; ') : ''}`);
+    // nav links land their section below the sticky bar
+    const links = await page.$$eval('header nav a', (as) => as.map((a) => a.getAttribute('href')));
+    const under = [];
+    for (const href of links) {
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.click(`header nav a[href="${href}"]`);
+      await page.waitForTimeout(150);
+      const pos = await page.evaluate((h) => {
+        const bar = document.getElementById('top').getBoundingClientRect();
+        const sec = document.querySelector(h).getBoundingClientRect();
+        const head = document.querySelector(h + ' h2').getBoundingClientRect();
+        return { bar: bar.bottom, top: sec.top, head: head.top, scrolled: window.scrollY };
+      }, href);
+      if (pos.top < pos.bar - 0.5 || pos.head < pos.bar) under.push(`${href}: section at ${pos.top}, heading at ${pos.head}, bar to ${pos.bar}`);
+    }
+    check(links.length >= 6 && under.length === 0, `each of ${links.length} nav links lands its section below the sticky bar${under.length ? ': ' + under.join('; ') : ''}`);
+    await page.evaluate(() => window.scrollTo(0, 0));
+  }
+
+  // ---- the peak and temporary views ----
+  if (spec.views) {
+    const res = await page.evaluate(() => {
+      const p = window.gcspyReport.data.processes[0];
+      const rows = (sel) => [...document.querySelectorAll(sel + ' tbody tr.site-row')].map((tr) => ({
+        stack: Number(tr.dataset.stack), site: tr.children[0].textContent,
+        cells: [...tr.children].slice(2).map((td) => ({ v: Number(td.dataset.value), text: td.textContent })) }));
+      return { peak: p.peak, temporary: p.temporary, peakRows: rows('#peak'), tempRows: rows('#temporary'),
+        fmt: (p.peak.sites || []).map((s) => GS.fmtBytes(s.bytes)) };
+    });
+    const pk = res.peak, tm = res.temporary;
+    check(pk && pk.sites && res.peakRows.length === pk.sites.length && pk.sites.every((s, i) => {
+      const r = res.peakRows[i];
+      return r.stack === s.stack_id && r.cells[0].v === s.bytes && r.cells[0].text === res.fmt[i] && r.cells[1].v === s.blocks &&
+        r.cells[2].v === s.end_bytes && r.site.startsWith(s.site.label);
+    }), `the Peak table is the JSON's peak.sites (${res.peakRows.length} rows, ${pk && pk.sites ? pk.sites.length : 'no'} sites)`);
+    check(tm && res.tempRows.length === tm.sites.length && tm.sites.every((s, i) => {
+      const r = res.tempRows[i];
+      return r.stack === s.stack_id && r.cells[0].v === s.allocs && r.cells[1].v === s.of_allocs && r.cells[2].v === s.bytes;
+    }), `the Temporary table is the JSON's temporary.sites (${res.tempRows.length} rows)`);
+    for (const fn of spec.views.peak || []) check(res.peakRows.some((r) => r.site.startsWith(fn + ' ')), `the Peak table lists ${fn}`);
+    for (const fn of spec.views.temporary || []) check(res.tempRows.some((r) => r.site.startsWith(fn + ' ')), `the Temporary table lists ${fn}`);
+  }
+
   // ---- screenshots ----
   if (spec.shots) {
     mkdirSync(spec.shots, { recursive: true });
     const pre = spec.prefix || '';
+    if (spec.topShot) {
+      await page.evaluate(() => window.scrollTo(0, 0));
+      await page.screenshot({ path: join(spec.shots, `${pre}top.png`) });
+    }
     // the sticky header would sit in the middle of the section shots
     await page.evaluate(() => { document.getElementById('top').style.position = 'static'; });
-    for (const id of ['summary', 'memory', 'fragmentation', 'leaks', 'growth', 'pauses']) {
+    for (const id of spec.sections || ['summary', 'memory', 'fragmentation', 'leaks', 'peak', 'temporary', 'growth', 'pauses']) {
       const el = await page.$('#' + id);
       if (el) await el.screenshot({ path: join(spec.shots, `${pre}${id}.png`) });
     }

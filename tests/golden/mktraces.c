@@ -256,6 +256,33 @@ static void growth_leak(struct gs_tb *tb)
     gs_tb_trace_end(tb, t + 2 * MS, 200, 200, 100 * 6000, 0, 0);
 }
 
+/* growth_many (not a golden: the HTML page's growth legend,
+ * html_browser.sh): 60 steps of 10 ms; twelve sites (stacks 2-13, each a
+ * caller of site_a) keep k x 2000 bytes a step for k = 1..12, all freed at
+ * exit. Expected: twelve growth suspects, the largest stack 13's. */
+static void growth_many(struct gs_tb *tb)
+{
+    static const char argv[] = "python3\0many.py";
+    proc(tb, 460, 1, argv, sizeof argv - 1, 0);
+    modules(tb, 1000);
+    gs_tb_stack(tb, 1, 0, site_a());
+    for (uint64_t k = 1; k <= 12; k++)
+        gs_tb_stack(tb, 1 + k, 1, site_b() + k);
+    uint64_t t = 1 * MS, addr = 0x100000;
+    for (int step = 1; step <= 60; step++) {
+        for (uint64_t k = 1; k <= 12; k++, addr += 0x10000)
+            gs_tb_alloc(tb, t + k * 100000, 1, addr, k * 2000, 1 + k);
+        char label[16];
+        snprintf(label, sizeof label, "%d", step);
+        gs_tb_marker(tb, t + 9 * MS, 1, GS_MARK_STEP, label);
+        t += 10 * MS;
+    }
+    for (uint64_t a = 0x100000; a < addr; a += 0x10000)
+        gs_tb_free_rec(tb, t, a);
+    gs_tb_process_exit(tb, t + 1 * MS, 0, GS_EXIT_NORMAL);
+    gs_tb_trace_end(tb, t + 2 * MS, 720, 720, 60 * 156000, 0, 0);
+}
+
 /* growth_steady: 100 steps; each step's 1000-byte block (site_a) is freed in
  * the next step, and a cache (site_b) grows for the first 10 steps, then
  * stays. Expected: no growth suspect. */
@@ -538,7 +565,7 @@ static const struct scenario scenarios[] = {
     { "growth_steady", growth_steady }, { "growth_time", growth_time }, { "pauses", pauses },
     { "frag", frag }, { "multi_parent", multi_parent }, { "multi_child", multi_child },
     { "python", python }, { "noend", noend }, { "torch", torch },
-    { "exec", exec_end }, { "exec_failed", exec_failed },
+    { "exec", exec_end }, { "exec_failed", exec_failed }, { "growth_many", growth_many },
 };
 
 int main(int argc, char **argv)

@@ -54,6 +54,12 @@ def main():
             s["stack"] = stack(s["stack"])
             if s.get("user_frame"):
                 frame(s["user_frame"])
+        views = [(p.get("peak") or {}).get("sites"), (p.get("temporary") or {}).get("sites")]
+        for v in views:
+            for s in v or []:
+                s["stack"] = stack(s["stack"])
+                if s.get("site"):
+                    frame(s["site"])
         for f in p.get("findings", []):
             for k in ("user_frame", "site_frame"):
                 if f.get(k):

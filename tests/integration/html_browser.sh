@@ -21,6 +21,14 @@
 #              leak badge says "unknown: no leak scan" in red, not "0 bytes"
 #   exec       a trace that ended by exec (analyzer_mktraces exec): the leak
 #              badge says "ended by exec", neutral
+#   many       twelve growth suspects (analyzer_mktraces growth_many): the
+#              growth legend lists the largest 8 and says "+4 more"
+# The charts' rules on planted, device and many (check_report.mjs,
+# chartRules): axis titles everywhere, byte ticks at powers of two labelled
+# exactly, no overlapping tick labels, RSS solid in its own colour, nav links
+# landing below the sticky bar, bytes in tables with units; and the Peak and
+# Temporary sections equal to the JSON's views (planted: keep_growing live at
+# the peak, churn's temporary allocations).
 # Both: no console error, no failed request, no request at all beyond the
 # page. Screenshots of every section go to build/test-artifacts/html/.
 # Skipped (77) only when chromium or node is missing, or node is older than
@@ -63,6 +71,7 @@ build/tests/programs/rel_mktraces semantic "$T/sem" >/dev/null || fail "rel_mktr
 mkdir -p "$T/mk" && build/tests/analyzer_mktraces "$T/mk" >/dev/null || fail "analyzer_mktraces"
 "$G" report --format html -o "$T/noscan.html" "$T/mk/noend.trace" 2>/dev/null || fail "report noscan"
 "$G" report --format html -o "$T/exec.html" "$T/mk/exec.trace" || fail "report exec"
+"$G" report --format html -o "$T/many.html" "$T/mk/growth_many.trace" || fail "report many"
 [ $fails = 0 ] || exit 1
 
 # line of the malloc call inside function $1 of planted.c
@@ -78,6 +87,7 @@ GATE=$("$G" check "$T/planted.trace" | sed -n 's/^FAIL .*: .* in \([0-9]*\) bloc
 [ -n "$GATE" ] || fail "gcspy check planted: no FAIL line with a block count"
 
 rm -rf "$ART" && mkdir -p "$ART"
+RULES='{"bytes": {"memory": [1], "frag-extent": [1], "frag-malloc": [1], "growth": [1]}}'
 cat >"$T/specs.json" <<EOF
 [
  {"page": "$T/planted.html", "shots": "$ART", "prefix": "planted-",
@@ -96,11 +106,13 @@ cat >"$T/specs.json" <<EOF
   "leakBadge": {"blocks": ${GATE:-0}}, "siteRows": true,
   "findings": [["leak ", "in 1 block, definite, host, at lose_big (", "planted.c:$L_BIG)"],
                ["leak ", "in 3 blocks, definite, host, at lose_three (", "planted.c:$L_THREE)"]],
-  "escape": ["<script>window.__pwned=1</script>", "</script><img src=x onerror=window.__pwned=2>"]},
+  "escape": ["<script>window.__pwned=1</script>", "</script><img src=x onerror=window.__pwned=2>"],
+  "chartRules": $RULES, "views": {"peak": ["keep_growing"], "temporary": ["churn"]}},
  {"page": "$T/device.html", "shots": "$ART", "prefix": "device-",
   "charts": ["memory", "frag-ratio", "frag-extent", "frag-malloc", "growth", "pause-timeline", "pause-histogram", "mmu"],
   "maps": [{"name": "host heap", "layers": 1}, {"name": "device 0", "layers": 2}], "devstate": 2,
-  "colour": true},
+  "colour": true, "chartRules": $RULES},
+ {"page": "$T/many.html", "chartRules": $RULES},
  {"page": "$T/two.html", "processes": 2},
  {"page": "$T/malformed.html", "malformed": "FREE of 0x9000 that is not live"},
  {"page": "$T/noscan.html", "leakBadge": {"cls": "badge bad no-scan", "value": "unknown: no leak scan"}},
@@ -109,7 +121,7 @@ cat >"$T/specs.json" <<EOF
 EOF
 node tests/browser/check_report.mjs "$T/specs.json"; rc=$?
 [ $rc = 0 ] || fail "browser checks (exit $rc)"
-for s in summary memory fragmentation leaks growth pauses; do
+for s in summary memory fragmentation leaks peak temporary growth pauses; do
   for p in planted device; do
     [ -s "$ART/$p-$s.png" ] || fail "no screenshot $ART/$p-$s.png"
   done

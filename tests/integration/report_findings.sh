@@ -52,7 +52,7 @@ def check(ok, what):
         print("  not so: " + what)
 def proc(name):
     d = json.load(open(f"{T}/{name}.json"))
-    check(d["version"] == 1 and d["version_minor"] == 1, f"{name}: version 1.1")
+    check(d["version"] == 1 and d["version_minor"] == 2, f"{name}: version 1.2")
     return d["processes"][0]
 p = proc("leaks")
 got = [(f["kind"], f["memory"], f["bytes"], f["blocks"], f["class"], f["user_frame"]["function"],

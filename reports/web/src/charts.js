@@ -25,6 +25,63 @@ GS.mergeXs = function (list) {
   return [xs].concat(ys);
 };
 
+// Byte axes tick at multiples of a power of two (64 MiB, 512 KiB...), never
+// at round decimal byte values labelled in binary units (95M, 191M): the
+// step is the smallest power of two giving at most n ticks over the span,
+// and at least a quarter of the largest value's unit, so labels stay short
+// (768K, 1.25M) and each one is exactly its value (GS.fmtBytesTick).
+GS.byteStep = function (span, n) {
+  var step = 1, unit = 1;
+  while (unit * 1024 <= span) unit *= 1024;
+  while (span / step > n || step < unit / 4) step *= 2;
+  return step;
+};
+
+GS.byteSplits = function (min, max, px) {
+  var step = GS.byteStep(Math.max(1, max - Math.min(0, min)), Math.max(2, Math.floor(px / 36)));
+  var out = [];
+  for (var v = Math.ceil(min / step) * step; v <= max * (1 + 1e-9); v += step) out.push(v);
+  return out;
+};
+
+// A byte axis's top: the first tick at or above the data's maximum.
+GS.byteTop = function (max, px) {
+  if (!(max > 0)) return 1024;
+  var step = GS.byteStep(max, Math.max(2, Math.floor(px / 36)));
+  return Math.ceil(max / step) * step;
+};
+
+// Labels of a categorical x axis (one value per integer, e.g. histogram
+// bins), thinned to every k-th so that no two labels overlap: k from the
+// widest label, measured in the axis's font, against the width of a bin.
+function thinnedSplits(fmt) {
+  var ctx = null;
+  return function (u, ai, min, max) {
+    var lo = Math.ceil(min), hi = Math.floor(max);
+    if (hi < lo) return [];
+    ctx = ctx || document.createElement('canvas').getContext('2d');
+    ctx.font = u.axes[ai].font[0];
+    var wide = 0;
+    for (var i = lo; i <= hi; i++) wide = Math.max(wide, ctx.measureText(fmt(i)).width);
+    var perBin = (u.bbox.width / (devicePixelRatio || 1)) / Math.max(1, max - min);
+    var k = Math.max(1, Math.ceil((wide + 10) / Math.max(1e-9, perBin)));
+    var out = [];
+    for (var j = lo; j <= hi; j += k) out.push(j);
+    return out;
+  };
+}
+
+// The chart's canvas context, saved and clipped to the plot area, for
+// drawing over the series (restore it after).
+GS.plotCtx = function (u) {
+  var ctx = u.ctx, b = u.bbox;
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(b.left, b.top, b.width, b.height);
+  ctx.clip();
+  return ctx;
+};
+
 function zoomPlugin() {
   return {
     hooks: {
@@ -73,7 +130,10 @@ function zoomPlugin() {
 //   spec.data     [xs, ys...]
 //   spec.series   [{label, color, show, points, bars, dash, fill, scale, fmt}]
 //   spec.xFmt     tick/legend text of x (default seconds); spec.xLog: log x
-//   spec.yFmt     of y (default bytes); spec.y2Fmt for series with scale 'y2'
+//   spec.xCats    x is categorical (integers): labels thinned so none overlap
+//   spec.yFmt     of y (default bytes, ticks at binary steps); spec.y2Fmt
+//                 for series with scale 'y2'
+//   spec.xTitle, spec.yTitle, spec.y2Title   axis titles (every chart has them)
 //   spec.yRange   [min, max] fixed
 //   spec.zoom     wheel zoom and shift+drag pan (drag-select zoom is always on)
 //   spec.draw     extra drawing after the series (markers, bands)
@@ -111,24 +171,37 @@ GS.plot = function (parent, spec) {
     if (s.stepped) o.paths = uPlot.paths.stepped({ align: 1 });
     series.push(o);
   });
+  var height = spec.height || 260;
+  var yBytes = !spec.yFmt, y2Bytes = !spec.y2Fmt && yBytes;
+  var plotPx = function (u) { return u.bbox ? u.bbox.height / (devicePixelRatio || 1) : height - 60; };
   var scales = { x: { time: false } };
   if (spec.xLog) scales.x.distr = 3;
   if (spec.xRange) scales.x.range = function () { return spec.xRange; };
   if (spec.yRange) scales.y = { range: function () { return spec.yRange; } };
+  else if (yBytes) scales.y = { range: function (u, min, max) { return [Math.min(0, min), GS.byteTop(max, plotPx(u))]; } };
   else scales.y = { range: function (u, min, max) { return [Math.min(0, min), max > 0 ? max * 1.05 : 1]; } };
+  var xTickFmt = spec.xTick || xFmt;
   var axes = [
-    { values: function (u, vals) { return vals.map(function (v) { return spec.xTick ? spec.xTick(v) : xFmt(v); }); }, grid: { stroke: '#eee' } },
-    { values: function (u, vals) { return vals.map(yFmt); }, size: 64, grid: { stroke: '#eee' } },
+    { values: function (u, vals) { return vals.map(function (v) { return xTickFmt(v); }); }, grid: { stroke: '#eee' },
+      space: 80, label: spec.xTitle || (spec.xLabel === 'time' || !spec.xLabel ? 'time since the start' : spec.xLabel),
+      labelSize: 22 },
+    { values: function (u, vals) { return vals.map(yBytes ? GS.fmtBytesTick : yFmt); }, size: 64, grid: { stroke: '#eee' },
+      label: spec.yTitle || (yBytes ? 'bytes' : ''), labelSize: 22 },
   ];
+  if (spec.xCats) axes[0].splits = thinnedSplits(xTickFmt);
+  if (yBytes) axes[1].splits = function (u, ai, min, max) { return GS.byteSplits(min, max, plotPx(u)); };
   if (spec.series.some(function (s) { return s.scale === 'y2'; })) {
-    scales.y2 = { range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } };
-    axes.push({ scale: 'y2', side: 1, size: 64, grid: { show: false },
-      values: function (u, vals) { return vals.map(spec.y2Fmt || yFmt); } });
+    scales.y2 = y2Bytes
+      ? { range: function (u, min, max) { return [0, GS.byteTop(max, plotPx(u))]; } }
+      : { range: function (u, min, max) { return [0, max > 0 ? max * 1.05 : 1]; } };
+    axes.push({ scale: 'y2', side: 1, size: 64, grid: { show: false }, label: spec.y2Title || (y2Bytes ? 'bytes' : ''), labelSize: 22,
+      splits: y2Bytes ? function (u, ai, min, max) { return GS.byteSplits(min, max, plotPx(u)); } : undefined,
+      values: function (u, vals) { return vals.map(y2Bytes ? GS.fmtBytesTick : (spec.y2Fmt || yFmt)); } });
   }
   var width = Math.max(320, (parent.clientWidth || 900) - 8);
   var opts = {
     width: width,
-    height: spec.height || 260,
+    height: height,
     scales: scales,
     axes: axes,
     series: series,

@@ -52,12 +52,12 @@ function overTime(body, p, x) {
   GS.plot(a, {
     name: 'frag-ratio', title: 'Fragmentation ratio over time', height: 220,
     data: GS.mergeXs(ratio), series: ratio, yRange: [0, 1],
-    yFmt: function (v) { return GS.fmtPct(v, 0); },
+    yFmt: function (v) { return GS.fmtPct(v, 0); }, yTitle: 'fragmentation ratio',
     hint: '1 − largest free extent / free bytes: 0 when the free space is one piece, near 1 when it is dust.',
   });
   GS.plot(b, {
     name: 'frag-extent', title: 'Largest free extent and free bytes', height: 220,
-    data: GS.mergeXs(extent), series: extent,
+    data: GS.mergeXs(extent), series: extent, yTitle: 'bytes free',
   });
   var m = tl && tl.malloc;
   if (m && m.arena && m.arena.some(function (v) { return v; })) {
@@ -70,7 +70,7 @@ function overTime(body, p, x) {
     ];
     GS.plot(body, {
       name: 'frag-malloc', title: "glibc's heap over time (mallinfo2)", height: 200,
-      data: [bx2].concat(ms.map(function (s) { return s.values; })), series: ms,
+      data: [bx2].concat(ms.map(function (s) { return s.values; })), series: ms, yTitle: 'bytes',
     });
   }
 }

@@ -4,6 +4,30 @@
 // line of the report; and the suspects' table.
 'use strict';
 
+// Suspects drawn and in the chart's legend, the largest by peak bytes.
+var LEGEND_MAX = 8;
+
+// Each drawn suspect's fitted line over its window, dashed in its colour
+// (drawn over the series, so it takes no legend entry of its own), while its
+// series is shown.
+function fitLines(fits) {
+  return function (u) {
+    var ctx = GS.plotCtx(u), dpr = devicePixelRatio || 1;
+    ctx.setLineDash([4 * dpr, 4 * dpr]);
+    ctx.lineWidth = dpr;
+    fits.forEach(function (f) {
+      if (!u.series[f.series].show) return;
+      var s = f.s;
+      ctx.strokeStyle = f.color;
+      ctx.beginPath();
+      ctx.moveTo(u.valToPos(s.x_from, 'x', true), u.valToPos(s.start_bytes, 'y', true));
+      ctx.lineTo(u.valToPos(s.x_to, 'x', true), u.valToPos(s.start_bytes + s.rate * (s.x_to - s.x_from), 'y', true));
+      ctx.stroke();
+    });
+    ctx.restore();
+  };
+}
+
 GS.renderGrowth = function (body, p, x) {
   var g = p.growth, sus = g.suspects || [];
   var axisStep = g.axis === 'step';
@@ -14,24 +38,25 @@ GS.renderGrowth = function (body, p, x) {
     return;
   }
   var gx = x && !x.error && x.growth;
-  var series = [], data = null;
+  // the chart's legend lists the largest suspects only (by peak bytes), a
+  // line says how many more; the table below lists them all
+  var order = sus.map(function (s, i) { return i; }).sort(function (a, b) {
+    return sus[b].peak_bytes - sus[a].peak_bytes || a - b;
+  });
+  var rank = new Array(sus.length);
+  order.forEach(function (i, r) { rank[i] = r; });
+  var colour = function (i) { return rank[i] < LEGEND_MAX ? GS.color(rank[i]) : '#bbb'; };
+  var series = [], data = null, fits = [];
   if (gx && gx.x.length) {
     var byId = new Map();
     gx.sites.forEach(function (s) { byId.set(s.stack_id, s.live_bytes); });
     data = [gx.x];
-    sus.forEach(function (s, i) {
-      var ys = byId.get(s.stack_id);
+    order.slice(0, LEGEND_MAX).forEach(function (i) {
+      var s = sus[i], ys = byId.get(s.stack_id);
       if (!ys) return;
-      var name = GS.siteLabel(s.stack, s.stack_id);
-      series.push({ label: name, color: GS.color(i), show: i < 8 });
+      series.push({ label: GS.siteLabel(s.stack, s.stack_id), color: colour(i) });
       data.push(ys);
-      // the report's fit over its window, dashed
-      var fit = gx.x.map(function (xv) {
-        if (xv < s.x_from || xv > s.x_to) return null;
-        return s.start_bytes + s.rate * (xv - s.x_from);
-      });
-      series.push({ label: 'fit: ' + GS.fmtBytes(Math.round(s.rate)) + (axisStep ? '/step' : '/s'), color: GS.color(i), dash: [4, 4], width: 1, show: i < 8, spanGaps: false });
-      data.push(fit);
+      fits.push({ series: series.length, s: s, color: colour(i) });
     });
   }
   if (series.length) {
@@ -40,15 +65,20 @@ GS.renderGrowth = function (body, p, x) {
       data: data, series: series, height: 300, zoom: true,
       xFmt: axisStep ? function (v) { return 'step ' + Math.round(v); } : GS.fmtSec,
       xTick: axisStep ? function (v) { return String(Math.round(v)); } : null,
-      xLabel: axisStep ? 'step' : 'time',
+      xLabel: axisStep ? 'step' : 'time', yTitle: 'live bytes of the site',
+      draw: fitLines(fits),
       hint: (axisStep && gx.stride > 1 ? 'Every ' + gx.stride + 'th step sampled. ' : '') + 'Dashed: the fitted line over its window.',
     });
+    if (sus.length > LEGEND_MAX) {
+      body.appendChild(GS.el('p', { class: 'legend-more' }, '+' + (sus.length - LEGEND_MAX) + ' more suspect' +
+        (sus.length - LEGEND_MAX > 1 ? 's' : '') + ', smaller, in the table below'));
+    }
   } else {
     body.appendChild(GS.note('Live bytes per step are not available' + (x && x.error ? ': ' + x.error : '') + '; the table has the fit.'));
   }
   var rows = sus.map(function (s, i) {
     return GS.el('tr', { class: s.suppressed ? 'suppressed' : null, 'data-stack': s.stack_id },
-      GS.el('td', null, GS.el('span', { class: 'swatch', style: { background: GS.color(i) } }), ' ',
+      GS.el('td', null, GS.el('span', { class: 'swatch', style: { background: colour(i) } }), ' ',
         GS.siteLabel(s.stack, s.stack_id)),
       GS.el('td', null, s.memory),
       GS.el('td', { class: 'num' }, GS.fmtBytes(Math.round(s.rate)) + (s.unit === 'bytes/step' ? '/step' : '/s')),

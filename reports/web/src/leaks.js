@@ -10,7 +10,7 @@
 var LEAK_COLS = [
   { key: 'class', label: 'class', get: function (l) { return GS.classes.indexOf(l.class); }, text: function (l) { return l.class; } },
   { key: 'memory', label: 'memory', get: function (l) { return GS.kinds.indexOf(l.memory); }, text: function (l) { return l.allocator === 'torch' ? l.memory + ' (tensor)' : l.memory; } },
-  { key: 'bytes', label: 'bytes', num: true, get: function (l) { return l.bytes; }, text: function (l) { return GS.fmtCount(l.bytes); } },
+  { key: 'bytes', label: 'bytes', num: true, get: function (l) { return l.bytes; }, text: function (l) { return GS.fmtBytes(l.bytes); } },
   { key: 'blocks', label: 'blocks', num: true, get: function (l) { return l.blocks; }, text: function (l) { return GS.fmtCount(l.blocks); } },
   { key: 'frame', label: 'top frame', get: function (l) { return topFrameText(l).toLowerCase(); }, text: function (l) { return topFrameText(l); },
     extra: function (l) { var py = GS.pythonCaller(l.stack); return py ? GS.el('div', { class: 'pycaller' }, py) : null; } },
@@ -89,7 +89,9 @@ function leakTable(parent, leaks) {
       var tr = GS.el('tr', { class: 'leak-row ' + l.class + (l.suppressed ? ' suppressed' : ''), 'data-index': r.i },
         GS.el('td', { class: 'toggle-col' }, btn),
         LEAK_COLS.map(function (c) {
-          return GS.el('td', { class: c.num ? 'num' : null, 'data-key': c.key },
+          // a number's exact value stays on the cell (the text is formatted: 5.6 MiB)
+          return GS.el('td', { class: c.num ? 'num' : null, 'data-key': c.key, 'data-value': c.num ? String(c.get(l)) : null,
+            title: c.key === 'bytes' ? GS.fmtCount(l.bytes) + ' bytes' : null },
             GS.el('span', { class: 'cell' }, c.text(l)), c.extra ? c.extra(l) : null);
         }));
       btn.addEventListener('click', function () {

@@ -33,6 +33,8 @@
     ['memory', function (b, p) { GS.renderMemory(b, p); }],
     ['fragmentation', function (b, p, x) { GS.renderFrag(b, p, x); }],
     ['leaks', function (b, p) { GS.renderLeaks(b, p); }],
+    ['peak', function (b, p) { GS.renderPeak(b, p); }],
+    ['temporary', function (b, p) { GS.renderTemporary(b, p); }],
     ['growth', function (b, p, x) { GS.renderGrowth(b, p, x); }],
     ['pauses', function (b, p, x) { GS.renderPauses(b, p, x); }],
   ];
@@ -79,6 +81,15 @@
     });
   }
   pick.addEventListener('change', function () { select(Number(pick.value)); });
+
+  // A nav link's section lands below the sticky bar, however tall the bar
+  // is (it wraps on a narrow window): the sections' scroll margin follows it.
+  function barMargin() {
+    var bar = document.getElementById('top');
+    document.documentElement.style.setProperty('--bar', (bar ? bar.getBoundingClientRect().height : 0) + 8 + 'px');
+  }
+  barMargin();
+  window.addEventListener('resize', barMargin);
 
   // what the browser tests and anyone at the console can look at
   window.gcspyReport = {

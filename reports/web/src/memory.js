@@ -20,11 +20,7 @@ GS.timeOverlay = function (tl) {
   var steps = (tl.markers || []).filter(function (m) { return m.kind === 'step'; });
   var scans = tl.scans || [];
   return function (u) {
-    var ctx = u.ctx, b = u.bbox, dpr = devicePixelRatio || 1;
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(b.left, b.top, b.width, b.height);
-    ctx.clip();
+    var ctx = GS.plotCtx(u), b = u.bbox, dpr = devicePixelRatio || 1;
     ctx.textAlign = 'left';
     ctx.textBaseline = 'alphabetic';
     scans.forEach(function (s) {
@@ -77,15 +73,17 @@ GS.renderMemory = function (body, p) {
   var series = GS.kinds.map(function (k) {
     return { label: k, color: GS.kindColors[k], show: k === 'host' || any(lb[k]), values: lb[k] };
   });
-  series.push({ label: 'RSS', color: GS.kindColors.rss, dash: [6, 3], show: any(tl.rss), values: tl.rss });
+  // RSS solid in a colour of its own, wider: the dashed lines are markers
+  series.push({ label: 'RSS', color: GS.kindColors.rss, width: 2, show: any(tl.rss), values: tl.rss });
   GS.plot(body, {
     name: 'memory',
     data: [xs].concat(series.map(function (s) { return s.values; })),
     series: series,
     height: 320,
     zoom: true,
+    yTitle: 'live bytes, RSS',
     draw: GS.timeOverlay(tl),
-    hint: 'Live bytes per memory kind and RSS; dashed purple lines are user markers, ticks at the bottom steps, orange bands leak scans. ' +
+    hint: 'Live bytes per memory kind and RSS (solid, cyan); dashed purple lines are user markers, ticks at the bottom steps, orange bands leak scans. ' +
       'Drag to zoom, wheel to zoom, shift+drag to pan, double-click to reset. Click a legend entry to hide or show it.',
   });
   var bar = GS.el('div', { class: 'toolbar' },

@@ -38,7 +38,7 @@ GS.renderPauses = function (body, p, x) {
       name: 'pause-timeline', title: 'Pauses over time' + (xp.shown < xp.count ? ' (the longest ' + xp.shown + ' of ' + xp.count + ')' : ''),
       data: [xs].concat(series.map(function (s) { return s.values; })), series: series, height: 220, zoom: true,
       xRange: [0, (p.duration_ns || 1) / 1e9],
-      yFmt: function (v) { return +v.toFixed(3) + ' ms'; },
+      yFmt: function (v) { return +v.toFixed(3) + ' ms'; }, yTitle: 'pause length',
     });
     var cols = GS.el('div', { class: 'cols' }), a = GS.el('div'), b = GS.el('div');
     cols.appendChild(a);
@@ -53,7 +53,8 @@ GS.renderPauses = function (body, p, x) {
     GS.plot(a, {
       name: 'pause-histogram', title: 'Pause lengths (all ' + GS.fmtCount(xp.count) + ')',
       data: [hx, xp.hist_count], series: [{ label: 'pauses', color: '#4e79a7', bars: true }], height: 220,
-      xFmt: label, xTick: label, xLabel: 'length', xRange: [-0.5, Math.max(1, lo.length) - 0.5],
+      xFmt: label, xTick: label, xLabel: 'length', xRange: [-0.5, Math.max(1, lo.length) - 0.5], xCats: true,
+      xTitle: 'pause length (bins of powers of two)', yTitle: 'pauses',
       yFmt: function (v) { return GS.fmtCount(v); }, yLegend: function (v) { return GS.fmtCount(v); },
     });
     var mmu = (pz.mmu || []).filter(function (m) { return m.utilization !== null; });
@@ -62,7 +63,7 @@ GS.renderPauses = function (body, p, x) {
         name: 'mmu', title: 'Minimum mutator utilisation',
         data: [mmu.map(function (m) { return m.window_ns / 1e9; }), mmu.map(function (m) { return m.utilization; })],
         series: [{ label: 'MMU', color: '#59a14f', points: false }], height: 220, xLog: true, xLabel: 'window',
-        yRange: [0, 1], yFmt: function (v) { return GS.fmtPct(v, 0); },
+        yRange: [0, 1], yFmt: function (v) { return GS.fmtPct(v, 0); }, xTitle: 'window length', yTitle: 'utilisation',
         hint: 'The smallest share of any window of that length during which the program ran (pauses merged).',
       });
     } else {

@@ -77,6 +77,17 @@ GS.fmtBytesShort = function (n) {
   return String(Math.round(n));
 };
 
+// A byte axis's tick: the value in the largest binary unit it reaches,
+// exactly (the ticks are multiples of a power of two: GS.byteSplits).
+GS.fmtBytesTick = function (n) {
+  if (n === null || n === undefined) return '';
+  var units = [['P', 2 ** 50], ['T', 2 ** 40], ['G', 2 ** 30], ['M', 2 ** 20], ['K', 1024]];
+  for (var i = 0; i < units.length; i++) {
+    if (Math.abs(n) >= units[i][1]) return +(n / units[i][1]).toFixed(4) + units[i][0];
+  }
+  return String(n);
+};
+
 GS.fmtNs = function (ns) {
   if (ns === null || ns === undefined) return '–';
   if (ns >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
@@ -159,7 +170,7 @@ GS.color = function (i) {
 };
 
 GS.kindColors = { host: '#4e79a7', pinned: '#f28e2b', managed: '#59a14f', device: '#e15759',
-  total: '#555555', rss: '#b07aa1' };
+  total: '#555555', rss: '#17becf' };
 
 // A DEVICE_SAMPLE's allocator: the memory kind of its blocks (trace_format.h).
 GS.allocName = function (k) {
