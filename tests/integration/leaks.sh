@@ -33,6 +33,12 @@
 #                           absent: none listed). Only exit scans list
 #                           reachable blocks; elsewhere "reachable" means not
 #                           listed while the trace has N allocations of SIZE.
+#                           CLASS|ALT@K: CLASS, or ALT when every allocation
+#                           of SIZE lies at a multiple of K (a block reached
+#                           through an aligned-up pointer: the pointer is the
+#                           block's start exactly when malloc's address is
+#                           already aligned); @scan's totals for CLASS then
+#                           expect the block out of CLASS
 #   @only SEL CLASS size%K=0
 #                           every block of CLASS in the scans SEL selects has
 #                           a size that is a multiple of K
@@ -119,9 +125,14 @@ def parse_header(path):
             for kv in kvs:
                 k, _, cls = kv.partition('=')
                 size, _, count = k.partition('x')
-                if cls not in CLASSES + ('absent',):
-                    raise CaseError('@block: unknown class %r' % cls)
-                spec['block'].append((sel, int(size), int(count or 1), cls))
+                cls, _, alt = cls.partition('|')
+                alt, _, align = alt.partition('@')
+                if cls not in CLASSES + ('absent',) or (alt and alt not in CLASSES):
+                    raise CaseError('@block: unknown class in %r' % kv)
+                if alt and not align.isdigit():
+                    raise CaseError('@block: %r: ALT needs @ALIGNMENT' % kv)
+                spec['block'].append((sel, int(size), int(count or 1), cls,
+                                      (alt, int(align)) if alt else None))
         elif word == 'unreadable':
             sel, n = rest.split()
             spec['unreadable'].append((sel, int(n)))
@@ -177,6 +188,7 @@ class Trace:
         self.flags = None
         self.scans = {}
         self.alloc_sizes = {}
+        self.alloc_addrs = {}
         self.marks = {}
         order = []
         for line in out.stdout.splitlines():
@@ -194,6 +206,7 @@ class Trace:
             elif name in ('alloc', 'alloc_ex', 'realloc'):
                 if r.get('fn') != 'inherited':
                     self.alloc_sizes[r['size']] = self.alloc_sizes.get(r['size'], 0) + 1
+                    self.alloc_addrs.setdefault(r['size'], []).append(r['addr'])
             elif name == 'scan_begin':
                 self.scans[r['id']] = dict(id=r['id'], trigger=r['trigger'], mode=r['mode'],
                                            t=r['t'], blocks=[], end=None)
@@ -277,10 +290,28 @@ def check_scans(spec, traces, errs):
         ok = k >= int(n[2:]) if n.startswith('>=') else k == int(n)
         if not ok:
             errs.append('%s: %d scans, expected %s' % (sel, k, n))
+    # A block whose class depends on its address's alignment (@block's
+    # CLASS|ALT@K): resolved against the trace's allocations, and taken out
+    # of CLASS's expected totals where it resolved to ALT.
+    resolved = []
+    moved = {}
+    for sel, size, count, cls, alt in spec['block']:
+        if alt:
+            t, _ = scans_of(sel)
+            addrs = t.alloc_addrs.get(size, []) if t else []
+            if addrs and all(a % alt[1] == 0 for a in addrs):
+                moved[(sel, cls)] = tuple(map(sum, zip(moved.get((sel, cls), (0, 0)),
+                                                        (count, size * count))))
+                cls = alt[0]
+        resolved.append((sel, size, count, cls, alt))
     for sel, want in spec['scan']:
         _, got = scans_of(sel)
         if not got:
             errs.append('%s: no such scan' % sel)
+        want = dict(want)
+        for (bsel, c), (n, b) in moved.items():
+            if c in want and parse_sel(bsel) == parse_sel(sel):
+                want[c] = (want[c][0] - n, want[c][1] - b)
         for s in got:
             if s['end'] is None:
                 continue
@@ -289,7 +320,7 @@ def check_scans(spec, traces, errs):
                 if tot[c] != v:
                     errs.append('%s (scan %d): %s=%d/%d, expected %d/%d'
                                 % (sel, s['id'], c, *tot[c], *v))
-    for sel, size, count, cls in spec['block']:
+    for sel, size, count, cls, alt in resolved:
         t, got = scans_of(sel)
         if not got:
             errs.append('%s: no such scan' % sel)
