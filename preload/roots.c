@@ -437,7 +437,8 @@ static int add_stacks(struct gs_roots *r, struct collect *c, const struct gs_sto
  * top of the mapping above the static TLS (within static_tls_size() and a
  * page of the end). Its dtv word is a root: the DTV (calloc'd, reached
  * through dtv + 1, possibly lost as in memcheck) waits there for the stack's
- * reuse. Read with process_vm_readv; nothing found, nothing added. */
+ * reuse. Read with process_vm_readv; nothing found, nothing added.
+ * Returns 1 when found (and added), 0 when not, -1 on no memory. */
 static int add_cached_dtv(struct gs_roots *r, const struct map *m)
 {
     uintptr_t buf[512];
@@ -454,7 +455,7 @@ static int add_cached_dtv(struct gs_roots *r, const struct map *m)
         for (size_t k = 0; k + 2 < n; k++) {
             uintptr_t here = a + k * sizeof buf[0];
             if (buf[k] == here && buf[k + 2] == here)
-                return push_range(&r->r, &r->n, &r->cap, here + 8, here + 16);
+                return push_range(&r->r, &r->n, &r->cap, here + 8, here + 16) ? -1 : 1;
         }
         if (a == lo)
             break;
@@ -463,13 +464,33 @@ static int add_cached_dtv(struct gs_roots *r, const struct map *m)
     return 0;
 }
 
+/* Whether the first page of [lo, ...) is a guard region (madvise
+ * MADV_GUARD_INSTALL, Linux 6.13+): glibc 2.42 and later guard a thread
+ * stack that way when the kernel can, so the stack is one mapping with no
+ * PROT_NONE mapping below it to tell it by. Linux 6.14+ says so in
+ * /proc/self/pagemap (bit 58, PM_GUARD_REGION); an older kernel, or a
+ * pagemap that cannot be read, answers no (the mapping stays a root: stale
+ * frames may hide a leak, never invent one). pagemap_fd: opened once per
+ * scan, -1 when it cannot be. */
+#define GS_PM_GUARD_REGION (1ull << 58)
+static int guard_page_at(int pagemap_fd, uintptr_t lo)
+{
+    uint64_t e = 0;
+    if (pagemap_fd < 0)
+        return 0;
+    long got = syscall(SYS_pread64, pagemap_fd, &e, sizeof e, (off_t)((lo >> 12) * sizeof e));
+    return got == (long)sizeof e && (e & GS_PM_GUARD_REGION);
+}
+
 /* Every private writable mapping, less the (sorted, merged) exclusions; of
  * a cached thread stack only its descriptor's DTV pointer. */
 static int add_mappings(struct gs_roots *r, const struct collect *c, const struct gs_stopped *th,
                         int nth, uintptr_t self_sp)
 {
     const struct map *maps = c->maps;
-    for (size_t i = 0; i < c->nmaps; i++) {
+    int pagemap = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    int rc = 0;
+    for (size_t i = 0; i < c->nmaps && rc == 0; i++) {
         const struct map *m = &maps[i];
         if (m->perms[0] != 'r' || m->perms[1] != 'w' || m->perms[3] != 'p' || m->special)
             continue;
@@ -479,18 +500,29 @@ static int add_mappings(struct gs_roots *r, const struct collect *c, const struc
          * not a root: its stale frames, and its static TLS (what the dead
          * thread's __thread variables last held), would keep alive what
          * memcheck and LeakSanitizer call definitely lost. Only the DTV
-         * pointer of its thread descriptor is, which glibc keeps for reuse. */
-        if (i > 0 && !m->file && maps[i - 1].hi == m->lo && maps[i - 1].perms[0] == '-' &&
-            maps[i - 1].perms[1] == '-' && maps[i - 1].hi - maps[i - 1].lo <= (64u << 10) &&
-            m->hi - m->lo >= (64u << 10) && !is_live_stack(m, th, nth, self_sp)) {
-            if (add_cached_dtv(r, m))
-                return -1;
-            continue;
+         * pointer of its thread descriptor is, which glibc keeps for reuse.
+         * Its guard is that small mapping, or (glibc 2.42+ on Linux 6.13+)
+         * a guard region in its own first page (guard_page_at): without
+         * that, sid's Python 3.14 kept a dead thread's stale frames as roots
+         * and every block whose address they held reachable. A guard
+         * region is anyone's to install, so that kind counts only where a
+         * thread descriptor sits at the top: anything else stays a root. */
+        int guarded = i > 0 && maps[i - 1].hi == m->lo && maps[i - 1].perms[0] == '-' &&
+                      maps[i - 1].perms[1] == '-' && maps[i - 1].hi - maps[i - 1].lo <= (64u << 10);
+        if (!m->file && m->hi - m->lo >= (64u << 10) &&
+            (guarded || guard_page_at(pagemap, m->lo)) && !is_live_stack(m, th, nth, self_sp)) {
+            int found = add_cached_dtv(r, m);
+            if (found < 0)
+                rc = -1;
+            if (found != 0 || guarded)
+                continue;
         }
         if (add_minus(r, m->lo, m->hi, c->ex, c->nex))
-            return -1;
+            rc = -1;
     }
-    return 0;
+    if (pagemap >= 0)
+        syscall(SYS_close, pagemap);
+    return rc;
 }
 
 /* The mappings without read permission that overlap the tracked heap (a

@@ -35,13 +35,15 @@ for bin in "$@"; do
 done
 
 # The Debian roots the tests will run in (`in_root SUITE` in the scripts to
-# run), made here when missing: a first creation takes minutes, more than
+# run, or a "# test-roots: SUITE..." line), made here when missing: a first creation takes minutes, more than
 # one test's time limit. One that cannot be made is left to in_root, which
 # skips with the reason.
 for suite in $(for t in tests/integration/*.sh; do
                  n=$(basename "$t" .sh)
                  [ -n "${TESTS:-}" ] && [[ "$n" != *${TESTS}* ]] && continue
                  grep -ho 'in_root [a-z][a-z0-9-]*' "$t"
+                 # "# test-roots: SUITE...": roots a test names through a variable
+                 sed -n 's/^# test-roots: */in_root /p' "$t" | tr ' ' '\n' | grep -v '^in_root$' | sed 's/^/in_root /'
                done | awk '{ print $2 }' | sort -u); do
   [ -f "${GCSPY_ROOTS:-/var/cache/gcspy/roots}/$suite/etc/gcspy-root" ] && continue
   echo "roots: making $suite (first use; log: $logdir/make-root-$suite.log)"

@@ -22,20 +22,27 @@
 #   - with torch: 30 step markers (the optimizer's step wrapper found), the
 #     growth axis in steps, and a growth suspect at the line that keeps one
 #     tensor per step;
+#   - a 30011-byte buffer dropped the same way on a thread that then ended:
+#     lost at its line (the dead thread's cached stack is no root; sid's
+#     glibc guards it with a guard region, roots.c);
+#   - with torch: CPU tensor storage never scanned (GCSPY_TORCH_DATA's
+#     c10::alloc_cpu): torch_data.sh's case in the same process, the block
+#     only a 64 MiB tensor holds lost at the first gcspy_scan(), reachable
+#     at the second once 64 of its words are copied into a bytes object;
 #   - with torch: `python3 -c "import torch"` has no definite and no
 #     indirect group;
-#   - with torch: examples/train.py's findings, and CPU tensor storage
-#     never scanned (GCSPY_TORCH_DATA's c10::alloc_cpu), through
-#     example_findings.sh and torch_data.sh run in the same root (GS_SUITE;
-#     on the host they are tests of their own, so bookworm does not repeat
-#     them here).
-# A full run takes about a quarter of an hour on 2 cores (train.py three
-# times per root).
+#   - with torch, in a root: examples/train.py's findings, through
+#     example_findings.sh run in the same root (GS_SUITE; on the host it and
+#     torch_data.sh are tests of their own, so bookworm does not repeat them).
+# Per stack: one short probe (torch found, not imported), cases.py, import
+# torch, and in a root train.py three times: the torch starts went from 11
+# to 5 per root (torch_data.sh's four and the other two probes' imports gone).
 # And outside the range: pyenv's 3.9 (where installed) runs cases.py under
 # the shim with one line on stderr naming the version and "native stacks
 # only", its output unchanged, and no Python frame in its trace.
 # Fails on any stack that ran and missed one; skips (77) when none ran.
 # test-timeout: 1500
+# test-roots: trixie sid
 # PY_ROOTS_STACKS="bookworm trixie" runs only those; PY_ROOTS_NO_EXAMPLE=1
 # leaves out train.py (minutes per stack).
 set -u
@@ -62,11 +69,16 @@ traced() {
 # one STACK SUITE PYTHON
 one() {
   local st=$1 s=$2 py=$3 torch=0 rc
-  in_stack "$s" "$py" -c 'import sys; assert sys.version_info >= (3, 10)' >"$GS_T/probe" 2>&1
+  local t0=$SECONDS
+  # one short start: the version, and whether torch is installed (found,
+  # not imported: an import costs seconds, and cases.py imports it anyway)
+  in_stack "$s" "$py" -c 'import importlib.util, sys; assert sys.version_info >= (3, 10)
+if importlib.util.find_spec("torch"):
+    print("with torch")' >"$GS_T/probe" 2>&1
   rc=$?
   if [ "$rc" -eq 77 ]; then echo "skip $st: $(tail -1 "$GS_T/probe")"; return; fi
   [ "$rc" -eq 0 ] || { echo "skip $st: $py does not run: $(tail -1 "$GS_T/probe")"; return; }
-  in_stack "$s" "$py" -c 'import torch' >/dev/null 2>&1 && torch=1
+  [ "$(tail -1 "$GS_T/probe")" = "with torch" ] && torch=1
   ran=$((ran + 1))
   local args=() ver
   [ "$torch" = 1 ] && args=(torch)
@@ -103,6 +115,11 @@ check(len(drop) == 1 and drop[0]["class"] in ("definite", "possible") and drop[0
       f"({[(l['class'], l['bytes']) for l in drop]})")
 check(all(script(l["stack"])[1:2] and script(l["stack"])[1][0] == "<module>" for l in drop),
       "the dropped buffer's stack goes on to <module>")
+thr = [l for l in p["leaks"] if script(l["stack"])[:1] and script(l["stack"])[0][1] == line["thread"]
+       and l["class"] != "reachable"]
+check(len(thr) == 1 and thr[0]["class"] in ("definite", "possible") and thr[0]["bytes"] == 30011,
+      f"the buffer dropped on a thread that ended: one lost 30011-byte group at cases.py:{line['thread']} "
+      f"({[(l['class'], l['bytes']) for l in thr]})")
 # the dump's stacks: node -> (parent, (file, function, line) or None)
 code, node, sizes = {}, {}, []
 for l in open(dump, encoding="latin-1"):
@@ -136,33 +153,45 @@ if torch:
     check(len(sus) == 1 and 0.9 * 65536 <= sus[0]["rate"] <= 1.5 * 65536,
           f"a growth suspect at train, cases.py:{line['grow']} of 64 KiB/step (+-10%, +50%) "
           f"({[(s['rate'], script(s['stack'])[:1]) for s in g['suspects']]})")
+    # the tensor-data case: the api scans in order, the 3003-byte block's
+    # class in each (absent: reachable)
+    api, cls = [], {}
+    for l in open(dump, encoding="latin-1"):
+        if l.startswith("scan_begin ") and " trigger=api " in l:
+            api.append(re.search(r" id=(\d+)", l).group(1))
+        elif l.startswith("scan_block ") and " size=3003 " in l:
+            cls[re.search(r" id=(\d+)", l).group(1)] = re.search(r" class=(\w+)", l).group(1)
+    seen = [cls.get(i, "reachable") for i in api]
+    check(len(seen) == 2 and seen[0] in ("definite", "possible"),
+          f"tensor data (c10::alloc_cpu's) not scanned: the block only the tensor holds is lost ({seen})")
+    check(seen[1:] == ["reachable"], f"the same words in a bytes object keep it reachable ({seen})")
     q = json.load(open(ij))["processes"][0]
     lost = [(l["class"], l["bytes"]) for l in q["leaks"] if l["class"] in ("definite", "indirect")]
     check(not lost, f"import torch: no definite or indirect group ({lost[:5]})")
 sys.exit(1 if bad else 0)
 PY
     fail "$st: the cases' findings (above)"
-  if [ "$torch" = 1 ] && [ "$s" != host ]; then
-    GS_SUITE=$s bash tests/integration/torch_data.sh >"$GS_T/$st-data" 2>&1 ||
-      fail "$st: tensor storage: $(grep -E '^FAIL|failed' "$GS_T/$st-data" | head -5)"
-    grep -E '^(ok|FAIL)' "$GS_T/$st-data" | sed "s/^/$st torch_data: /"
-  fi
-  if [ "$torch" = 1 ] && [ "$s" != host ] && [ -z "${PY_ROOTS_NO_EXAMPLE:-}" ]; then
-    GS_SUITE=$s GS_EXAMPLE_PY=$py bash tests/integration/example_findings.sh >"$GS_T/$st-example" 2>&1 ||
+  echo "time $st cases: $((SECONDS - t0)) s"
+  # sid's train.py findings: three known misses on 3.14 (issue 13 open):
+  # 2 of the 24 dropped buffers stay reachable (3.14's int free list keeps
+  # freed ints whole, and a pointer below 1 GiB is one digit), the growth is
+  # not attributed to SmallCNN.forward, and a 936-byte block from inside
+  # python3.14 is definite in the clean run. Not run by default, and said:
+  # a suite failing on a known defect would hide every new one.
+  if [ "$st" = sid ] && [ -z "${PY_ROOTS_STACKS:-}" ] && [ "$torch" = 1 ]; then
+    echo "skip sid example: examples/train.py's findings not run by default (three known misses on 3.14, issue 13; PY_ROOTS_STACKS=sid runs them)"
+  elif [ "$torch" = 1 ] && [ "$s" != host ] && [ -z "${PY_ROOTS_NO_EXAMPLE:-}" ]; then
+    t0=$SECONDS
+    GS_SUITE=$s GS_EXAMPLE_PY=$py GS_TORCH_OK=1 bash tests/integration/example_findings.sh >"$GS_T/$st-example" 2>&1 ||
       fail "$st: examples/train.py's findings: $(grep -E '^FAIL|failed' "$GS_T/$st-example" | head -5)"
     grep -E '^(ok|FAIL)' "$GS_T/$st-example" | sed "s/^/$st example: /"
+    echo "time $st example: $((SECONDS - t0)) s"
   fi
 }
 
-# PY_ROOTS_STACKS names the stacks to run. By default sid is left out, and
-# says so: on 3.14 with torch 2.14 two findings still miss (a stale copy of
-# an address keeps the last of train.py's 24 native buffers, and
-# torch_data's planted block, reachable; issue 13 stays open for it), and a
-# suite that fails on a known open defect would hide every new one.
-# PY_ROOTS_STACKS="... sid" runs it.
-PY_ROOTS_DEFAULT="bookworm pyenv-3.9 pyenv-3.10 pyenv-3.11 pyenv-3.12 pyenv-3.13 pyenv-3.14 trixie"
+# PY_ROOTS_STACKS names the stacks to run (default: all of them).
+PY_ROOTS_DEFAULT="bookworm pyenv-3.9 pyenv-3.10 pyenv-3.11 pyenv-3.12 pyenv-3.13 pyenv-3.14 trixie sid"
 want() { [[ " ${PY_ROOTS_STACKS:-$PY_ROOTS_DEFAULT} " == *" $1 "* ]]; }
-[ -z "${PY_ROOTS_STACKS:-}" ] && echo "py_roots: sid not run by default (two known misses on 3.14/torch 2.14; PY_ROOTS_STACKS=sid runs it)"
 want bookworm && one bookworm host /usr/bin/python3
 for m in 10 11 12 13 14; do
   want pyenv-3.$m || continue

@@ -3,6 +3,10 @@
 # on a line marked "# CASE name", which the test looks up:
 #   drop  a 40013-byte native buffer from ctypes, its address dropped
 #         (restype None: no Python int ever holds it): lost, at this line;
+#   thread  a 30011-byte native buffer dropped the same way on a thread
+#         that then ends: lost at this line (glibc keeps the dead thread's
+#         stack cached for reuse; its stale frames hold the address and are
+#         no root);
 #   keep  three 77777-byte bytearrays kept in a global: live at exit, at
 #         this line in keep_buffers (Python frames at the script's lines);
 #   gc    once gcspy's GC callback is in gc.callbacks, 3 gc.collect() calls
@@ -12,10 +16,18 @@
 #         suspect at this line. Each step lasts 0.1 s, as a training step
 #         does: allocation records carry the writer's coarse clock (one
 #         flush interval, GCSPY_FLUSH_MS), so steps much shorter than it
-#         sample a site's live bytes too unevenly for a fit.
+#         sample a site's live bytes too unevenly for a fit;
+#   data  with torch: tests/support/torch_data/job.py's case in this same
+#         process (one interpreter start less per stack): a 3003-byte
+#         block whose address only a 64 MiB CPU tensor's storage holds
+#         (c10::alloc_cpu's, never scanned: GCSPY_TORCH_DATA) is lost at a
+#         gcspy_scan() ("api" scan 1); then 64 of the tensor's words copied
+#         into a bytes object, ordinary memory, and scan 2 finds the block
+#         reachable (the address in the tensor is right: the control).
 import ctypes
 import gc
 import sys
+import threading
 import time
 
 STEPS = 30
@@ -23,10 +35,17 @@ libc = ctypes.CDLL(None)
 libc.malloc.restype = None
 libc.malloc.argtypes = [ctypes.c_size_t]
 kept = []
+scan = getattr(libc, "gcspy_scan", None)
 
 
 def drop_native():
     libc.malloc(40013)  # CASE drop
+
+
+def drop_in_thread():
+    th = threading.Thread(target=lambda: libc.malloc(30011))  # CASE thread
+    th.start()
+    th.join()
 
 
 def keep_buffers():
@@ -64,9 +83,31 @@ def train():
     return history
 
 
+def tensor_data():
+    import torch
+    out = {}
+    # a thread of its own: the raw address dies with its registers and
+    # stack (a cached stack is no root), the Python int holds it >> 4
+    grab = ctypes.CDLL(None).malloc
+    grab.restype = ctypes.c_void_p
+    grab.argtypes = [ctypes.c_size_t]
+    th = threading.Thread(target=lambda: out.update(hi=grab(3003) >> 4))
+    th.start()
+    th.join()
+    data = torch.full((1 << 23,), out.pop("hi"), dtype=torch.int64) * 16  # CASE data
+    kept.append(data)
+    if scan:
+        scan()
+    kept.append(ctypes.string_at(data.data_ptr(), 64 * 8))
+    if scan:
+        scan()
+
+
 drop_native()
+drop_in_thread()
 keep_buffers()  # CASE call_keep
 collect_cycles()
 if sys.argv[1:] == ["torch"]:
     kept.append(train())
+    tensor_data()
 print("cases done", sys.version_info[0], sys.version_info[1])
