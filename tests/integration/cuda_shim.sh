@@ -234,10 +234,16 @@ elif case.startswith('cuda_kept_'):
         pin = {(r.addr, r.size) for r in allocs('pinned')}
         assert [n for _, n in pin] == [4096], pin
         # the host blocks live are the CUDA libraries' own (their loading
-        # mallocs inside the hooked call): all reachable, as the two are
-        assert end.live_bytes == end.reachable_bytes and end.reachable_bytes >= kept, \
-            'scan: %d live blocks, %d bytes, %d reachable; expected all reachable' % (
-                end.live_blocks, end.live_bytes, end.reachable_bytes)
+        # mallocs inside the hooked call): all reachable, as the two are,
+        # but for ld.so's _dl_find_object segment (2304 bytes, made by the
+        # runtime's dlopen), reached through its address rounded up to 128
+        # bytes: possible unless malloc gave a multiple of 128 (leak_dyntls)
+        odd = [(b.size, b['class'], b.addr % 128) for b in blocks]
+        dlfo = [o for o in odd if o[:2] == (2304, 'possible') and o[2]]
+        assert len(dlfo) == len(odd) <= 1 and \
+            end.live_bytes - end.reachable_bytes == 2304 * len(dlfo) and end.reachable_bytes >= kept, \
+            'scan: %d live blocks, %d bytes, %d reachable, unreached %s; expected all reachable' % (
+                end.live_blocks, end.live_bytes, end.reachable_bytes, odd)
     nothing_cuda_live_at_end()
     print('%s: the %d-byte device block reachable at the scan, freed by exit' % (case, size))
 elif case in ('cuda_pinned_leak', 'cuda_pinned_dlopen'):
