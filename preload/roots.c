@@ -54,6 +54,7 @@
 #include "elfsym.h"
 #include "mem.h"
 #include "modules.h"
+#include "pyarena.h"
 #include "roots.h"
 
 #define GS_REGION_SHIFT 16
@@ -461,12 +462,27 @@ static int add_cached_dtv(struct gs_roots *r, const struct map *m)
     return 0;
 }
 
+/* add_minus for pyarena.c, which hands on the parts of a mapping. */
+struct minus_ctx {
+    struct gs_roots *r;
+    const struct collect *c;
+};
+
+static int add_minus_cb(void *ctx, uintptr_t lo, uintptr_t hi)
+{
+    const struct minus_ctx *m = ctx;
+    return add_minus(m->r, lo, hi, m->c->ex, m->c->nex);
+}
+
 /* Every private writable mapping, less the (sorted, merged) exclusions; of
- * a cached thread stack only its descriptor's DTV pointer. */
+ * a cached thread stack only its descriptor's DTV pointer; of CPython's
+ * small-object pools in anonymous memory only the allocated blocks, while
+ * the interpreter runs (pyarena.c says why not after). */
 static int add_mappings(struct gs_roots *r, const struct collect *c, const struct gs_stopped *th,
                         int nth, uintptr_t self_sp)
 {
     const struct map *maps = c->maps;
+    int precise = gs_pyarena_precise();
     for (size_t i = 0; i < c->nmaps; i++) {
         const struct map *m = &maps[i];
         if (m->perms[0] != 'r' || m->perms[1] != 'w' || m->perms[3] != 'p' || m->special)
@@ -485,7 +501,9 @@ static int add_mappings(struct gs_roots *r, const struct collect *c, const struc
                 return -1;
             continue;
         }
-        if (add_minus(r, m->lo, m->hi, c->ex, c->nex))
+        struct minus_ctx mc = {r, c};
+        if (!m->file && precise ? gs_pyarena_split(m->lo, m->hi, add_minus_cb, &mc)
+                                : add_minus(r, m->lo, m->hi, c->ex, c->nex))
             return -1;
     }
     return 0;
