@@ -14,6 +14,12 @@
 # in stop-the-world and fork mode. Passes when at least 9 of the 10 runs
 # are exact (a copy in a C stack slot the frames left behind can still
 # hold the address, which memcheck calls reachable too).
+# With trixie's python3.13 (its root, tests/lib.sh in_root), a malloc(1001)
+# dropped the plain way on the scanning thread (`libc.malloc(1001)` as a
+# statement) is new and definite, exactly 1 block of 1001 bytes, and not
+# new in the scan after, in at least 9 of 10 runs (before pyarena.c: 1 of
+# 5, the others possible; docs/python.md says what still holds it with
+# Debian's 3.11).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -44,4 +50,29 @@ for mode in stw fork; do
   echo "$mode: $good of 10 runs exact"
   [ "$good" -ge 9 ] || fail "$mode: only $good of 10 runs found exactly the 7777-byte block dropped from a freed int"
 done
+
+cat > "$T/own.py" <<'PY'
+import ctypes, gcspy
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+gcspy.scan()
+libc.malloc(1001)
+a, b = gcspy.scan(), gcspy.scan()
+print(tuple(a.new["definite"]), tuple(b.new["definite"]))
+PY
+out=$(in_root trixie bash -c "cd '$T' && python3 -c 'import sys; print(sys.version_info[:2])' &&
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    PYTHONPATH='$PWD/python' GCSPY_QUIET=1 GCSPY_OUTPUT='$T/own.trace' \
+      LD_PRELOAD='$PWD/build/libgcspy.so' python3 own.py 2>&1
+  done")
+rc=$?
+if [ "$rc" = 77 ]; then
+  echo "trixie: skipped: $out"
+else
+  echo "$out" | grep -qx '(3, 13)' || fail "trixie: not python 3.13 (exit $rc): $(echo "$out" | head -3)"
+  good=$(echo "$out" | grep -cx '(1, 1001) (0, 0)')
+  echo "trixie python3.13, own thread: $good of 10 runs exact"
+  [ "$good" -ge 9 ] || fail "trixie: only $good of 10 runs found the 1001-byte block dropped on the scanning thread new and definite: $(echo "$out" | sort | uniq -c | tr '\n' ' ')"
+fi
 gs_done
