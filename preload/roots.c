@@ -54,6 +54,7 @@
 #include "elfsym.h"
 #include "mem.h"
 #include "modules.h"
+#include "pyarena.h"
 #include "roots.h"
 
 #define GS_REGION_SHIFT 16
@@ -482,13 +483,28 @@ static int guard_page_at(int pagemap_fd, uintptr_t lo)
     return got == (long)sizeof e && (e & GS_PM_GUARD_REGION);
 }
 
+/* add_minus for pyarena.c, which hands on the parts of a mapping. */
+struct minus_ctx {
+    struct gs_roots *r;
+    const struct collect *c;
+};
+
+static int add_minus_cb(void *ctx, uintptr_t lo, uintptr_t hi)
+{
+    const struct minus_ctx *m = ctx;
+    return add_minus(m->r, lo, hi, m->c->ex, m->c->nex);
+}
+
 /* Every private writable mapping, less the (sorted, merged) exclusions; of
- * a cached thread stack only its descriptor's DTV pointer. */
+ * a cached thread stack only its descriptor's DTV pointer; of CPython's
+ * small-object pools in anonymous memory only the allocated blocks, while
+ * the interpreter runs (pyarena.c says why not after). */
 static int add_mappings(struct gs_roots *r, const struct collect *c, const struct gs_stopped *th,
                         int nth, uintptr_t self_sp)
 {
     const struct map *maps = c->maps;
     int pagemap = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+    int precise = gs_pyarena_precise();
     int rc = 0;
     for (size_t i = 0; i < c->nmaps && rc == 0; i++) {
         const struct map *m = &maps[i];
@@ -517,7 +533,9 @@ static int add_mappings(struct gs_roots *r, const struct collect *c, const struc
             if (found != 0 || guarded)
                 continue;
         }
-        if (add_minus(r, m->lo, m->hi, c->ex, c->nex))
+        struct minus_ctx mc = {r, c};
+        if (!m->file && precise ? gs_pyarena_split(m->lo, m->hi, add_minus_cb, &mc)
+                                : add_minus(r, m->lo, m->hi, c->ex, c->nex))
             rc = -1;
     }
     if (pagemap >= 0)

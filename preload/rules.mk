@@ -16,7 +16,7 @@ $(BUILD)/obj/preload/dlsym.o $(BUILD)/obj/preload/exit_hooks.o: PRELOAD_CFLAGS +
 # Python frames: struct layouts from CPython 3.11's headers (python3.11-dev);
 # nothing links libpython, its functions are found at run time.
 PY_INC ?= /usr/include/python3.11
-PY_OBJ := $(patsubst %,$(BUILD)/obj/preload/%.o,pyapi pyframes python torch)
+PY_OBJ := $(patsubst %,$(BUILD)/obj/preload/%.o,pyapi pyarena pyframes python torch)
 $(PY_OBJ): PRELOAD_CFLAGS += -isystem $(PY_INC)
 ifeq ($(HAVE_CUDA),1)
 HOOKS_OBJ     += $(BUILD)/obj/preload/cuda_hooks.o

@@ -1,0 +1,167 @@
+/*
+ * CPython's small-object arenas, scanned precisely. pymalloc carves 1 MiB
+ * anonymous mappings into 16 KiB pools of one size class each (CPython
+ * 3.10 to 3.14, 64-bit: Objects/obmalloc.c, USE_LARGE_ARENAS/POOLS under
+ * the radix tree). Scanned whole as roots, an arena's freed blocks keep
+ * what they last held: a dropped int whose one 30-bit digit is a heap
+ * address below 1 GiB, an old frame's locals. Such stale words hid leaks
+ * made on the program's own thread. In Python mode (gs_py_on: the
+ * interpreter is 3.10 to 3.14 with the GIL) and while the interpreter runs,
+ * roots.c hands every anonymous mapping here, and of each pool found in it
+ * only the allocated blocks are roots: never the header, the blocks on the
+ * pool's free list, the space past nextoffset that the pool has not handed
+ * out since it was last (re)initialised, nor any block of an empty pool.
+ *
+ * Not once the interpreter finalizes (gs_pyarena_precise). A scan then (the
+ * exit scan of a program that is not in PyTorch-aware mode runs after
+ * Py_FinalizeEx) comes after the module teardown freed every global's
+ * object: a C block that a module global's object held (a StorageImpl kept
+ * by a ctypes c_void_p in a list at module level) has its only pointer in a
+ * freed block, although the program never dropped it: a C program's globals
+ * still hold theirs when its exit scan runs. Scanned precisely, such blocks
+ * came out definite (torch_aware.sh's mode-off case: the toy allocator's
+ * four live StorageImpls, 24 bytes each, in 3 of 3 runs). After the
+ * teardown, freed blocks are the program's last state and are roots whole,
+ * as before pyarena.c; the scans made while the program runs (gcspy.scan(),
+ * periodic, signal, PyTorch-aware mode's exit scan from atexit) are
+ * precise.
+ *
+ * A pool is recognised by its header alone, at each 16 KiB boundary:
+ *   union { block *_padding; uint count; } ref;  block *freeblock;
+ *   pool_header *nextpool, *prevpool;
+ *   uint arenaindex, szidx, nextoffset, maxnextoffset;
+ * and accepted only when it is consistent: size class (szidx + 1) * 16
+ * below 512, maxnextoffset == POOL_SIZE - size, nextoffset on a block
+ * boundary within the pool, and a free list, walked with a bound, whose
+ * every link is a distinct block below nextoffset and whose length plus
+ * count is exactly the number of blocks below nextoffset. Anything else
+ * (another version's pools, a chunk that merely resembles a header) is
+ * scanned whole as before: a wrong acceptance would drop live roots and
+ * report false leaks, a wrong refusal only hides some.
+ *
+ * Runs while the world is stopped: no malloc, no locks, bounded loops, and
+ * every read is a process_vm_readv, which fails instead of faulting.
+ */
+#define _GNU_SOURCE
+#include <Python.h>
+
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "pyapi.h"
+#include "pyarena.h"
+#include "pyframes.h"
+
+#define POOL_SIZE (16u << 10)
+#define POOL_OVERHEAD 48u /* sizeof(pool_header), rounded up to 16 */
+#define NCLASSES 32u      /* SMALL_REQUEST_THRESHOLD 512 / ALIGNMENT 16 */
+#define MAX_BLOCKS ((POOL_SIZE - POOL_OVERHEAD) / 16)
+#define BATCH 256 /* headers read by one process_vm_readv */
+
+struct pool_header {
+    uintptr_t ref; /* the count in its low 32 bits (little-endian) */
+    uintptr_t freeblock, nextpool, prevpool;
+    uint32_t arenaindex, szidx, nextoffset, maxnextoffset;
+};
+_Static_assert(sizeof(struct pool_header) == POOL_OVERHEAD, "pool_header is 48 bytes");
+
+/* Scratch, used only under the stop (one scan at a time, as mark.c's). */
+static struct pool_header hdr[BATCH];
+static uintptr_t pool_buf[POOL_SIZE / sizeof(uintptr_t)];
+static uint8_t is_free[MAX_BLOCKS];
+
+static int cheap_check(const struct pool_header *h)
+{
+    if (h->szidx >= NCLASSES)
+        return 0;
+    uint32_t size = (h->szidx + 1) * 16;
+    return h->maxnextoffset == POOL_SIZE - size && h->nextoffset >= POOL_OVERHEAD + size &&
+           h->nextoffset <= POOL_SIZE && (h->nextoffset - POOL_OVERHEAD) % size == 0 &&
+           (uint32_t)h->ref <= (h->nextoffset - POOL_OVERHEAD) / size;
+}
+
+/* Reads the pool at p and walks its free list into is_free[]. Returns the
+ * number of blocks below nextoffset, or 0 if the pool is not consistent. */
+static uint32_t walk_pool(uintptr_t p, pid_t pid)
+{
+    struct iovec l = {pool_buf, POOL_SIZE}, r = {(void *)p, POOL_SIZE};
+    if (process_vm_readv(pid, &l, 1, &r, 1, 0) != (ssize_t)POOL_SIZE)
+        return 0;
+    const struct pool_header *h = (const struct pool_header *)pool_buf;
+    if (!cheap_check(h))
+        return 0; /* changed since the batch read: never trust it */
+    uint32_t size = (h->szidx + 1) * 16, n = (h->nextoffset - POOL_OVERHEAD) / size;
+    memset(is_free, 0, n);
+    uint32_t nfree = 0;
+    for (uintptr_t f = h->freeblock; f; nfree++) {
+        uintptr_t off = f - p;
+        if (nfree >= n || f < p || off < POOL_OVERHEAD || off >= h->nextoffset ||
+            (off - POOL_OVERHEAD) % size)
+            return 0;
+        uint32_t k = (uint32_t)((off - POOL_OVERHEAD) / size);
+        if (is_free[k])
+            return 0; /* a cycle */
+        is_free[k] = 1;
+        f = pool_buf[off / sizeof(uintptr_t)];
+    }
+    return nfree + (uint32_t)h->ref == n ? n : 0;
+}
+
+/* Hands on the allocated blocks of the walked pool at p, merged into runs;
+ * *cur is where the part of the mapping not yet handed on begins. */
+static int add_pool(uintptr_t p, uint32_t n, uintptr_t *cur, gs_pyarena_add_fn add, void *ctx)
+{
+    const struct pool_header *h = (const struct pool_header *)pool_buf;
+    uint32_t size = (h->szidx + 1) * 16;
+    if (*cur < p && add(ctx, *cur, p))
+        return -1;
+    *cur = p + POOL_SIZE;
+    for (uint32_t k = 0; k < n;) {
+        if (is_free[k]) {
+            k++;
+            continue;
+        }
+        uint32_t e = k;
+        while (e < n && !is_free[e])
+            e++;
+        uintptr_t lo = p + POOL_OVERHEAD + (uintptr_t)k * size;
+        if (add(ctx, lo, lo + (uintptr_t)(e - k) * size))
+            return -1;
+        k = e;
+    }
+    return 0;
+}
+
+int gs_pyarena_precise(void)
+{
+    /* Py_IsInitialized is cleared and the finalizing flag set right after
+     * Python's atexit handlers run, before the modules are torn down. */
+    return gs_py_active() && gs_py_initialized && gs_py_finalizing && gs_py_initialized() &&
+           !gs_py_finalizing();
+}
+
+int gs_pyarena_split(uintptr_t lo, uintptr_t hi, gs_pyarena_add_fn add, void *ctx)
+{
+    pid_t pid = (pid_t)syscall(SYS_getpid);
+    uintptr_t cur = lo;
+    uintptr_t p = (lo + POOL_SIZE - 1) & ~(uintptr_t)(POOL_SIZE - 1);
+    while (p >= lo && p + POOL_SIZE <= hi) {
+        struct iovec l = {hdr, 0}, r[BATCH];
+        int nb = 0;
+        for (uintptr_t q = p; nb < BATCH && q + POOL_SIZE <= hi; q += POOL_SIZE, nb++)
+            r[nb] = (struct iovec){(void *)q, sizeof hdr[0]};
+        l.iov_len = (size_t)nb * sizeof hdr[0];
+        ssize_t got = process_vm_readv(pid, &l, 1, r, (unsigned long)nb, 0);
+        int ok = got > 0 ? (int)((size_t)got / sizeof hdr[0]) : 0;
+        for (int i = 0; i < ok; i++) {
+            uintptr_t q = p + (uintptr_t)i * POOL_SIZE;
+            uint32_t n = cheap_check(&hdr[i]) ? walk_pool(q, pid) : 0;
+            if (n && add_pool(q, n, &cur, add, ctx))
+                return -1;
+        }
+        p += (uintptr_t)(ok ? ok : 1) * POOL_SIZE; /* a failed read: skip a pool */
+    }
+    return cur < hi ? add(ctx, cur, hi) : 0;
+}
