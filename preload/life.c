@@ -243,6 +243,26 @@ static void summary_init(int forked)
     summary_on = gs_opt.summary == GS_SUMMARY_ALL ||
                  (gs_opt.summary == GS_SUMMARY_FIRST && !gs_opt.quiet && !parent_traced());
 }
+/* glibc's own pthread_join, past any interposer. LeakSanitizer preloaded
+ * after gcspy interposes pthread_join and looks the thread up by its
+ * pthread_t in a registry that a fork does not clean: in a forked child the
+ * parent's writer is still registered as running, and the child's writer,
+ * whose descriptor reuses the same memory (glibc reclaims the parent's
+ * stacks in the child), has the same pthread_t, so the join waited for the
+ * parent's thread for ever (every forked child of a bash under
+ * LD_PRELOAD=libgcspy.so:liblsan.so.0 hung in its exit). Joining is
+ * glibc's business only; the interposer still sees the thread start and
+ * end. NULL when libc cannot be found by handle (the writer keeps the
+ * global pthread_join). */
+static int (*libc_pthread_join(void))(pthread_t, void **)
+{
+    void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+    void *fn = h ? dlsym(h, "pthread_join") : NULL;
+    if (h)
+        dlclose(h);
+    return (int (*)(pthread_t, void **))fn;
+}
+
 
 int gs_core_start(void)
 {
@@ -252,6 +272,7 @@ int gs_core_start(void)
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1;
     gs_writer_set_stop_record(gs_emit_stopped);
+    gs_writer_set_join(libc_pthread_join());
     gs_unwind_load(0); /* here: the loader may be re-entered from a constructor */
     gs_daemon_init();
     gs_daemon_set_orphaned(on_orphaned);

@@ -818,32 +818,19 @@ int gs_writer_stopping(void)
     return atomic_load(&writer_stop);
 }
 
-/* glibc's own pthread_join, past any interposer. LeakSanitizer preloaded
- * after gcspy interposes pthread_join and looks the thread up by its
- * pthread_t in a registry that a fork does not clean: in a forked child the
- * parent's writer is still registered as running, and the child's writer,
- * whose descriptor reuses the same memory (glibc reclaims the parent's
- * stacks in the child), has the same pthread_t, so the join waited for the
- * parent's thread for ever (every forked child of a bash under
- * LD_PRELOAD=libgcspy.so:liblsan.so.0 hung in its exit). Joining is
- * glibc's business only; the interposer still sees the thread start and
- * end. Resolved once, from the program's thread that starts the writer. */
-static int (*libc_join)(pthread_t, void **);
+/* glibc's own pthread_join, past any interposer (life.c finds it and says
+ * why: LeakSanitizer's interceptor, preloaded after gcspy, waited for ever
+ * on a forked child's writer). pthread_join, the global one, until set. */
+static int (*libc_join)(pthread_t, void **) = pthread_join;
 
-static void resolve_join(void)
+void gs_writer_set_join(int (*join)(pthread_t, void **))
 {
-    if (libc_join)
-        return;
-    void *h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
-    void *fn = h ? dlsym(h, "pthread_join") : NULL;
-    if (h)
-        dlclose(h);
-    libc_join = fn ? (int (*)(pthread_t, void **))fn : pthread_join;
+    if (join)
+        libc_join = join;
 }
 
 int gs_writer_start(void)
 {
-    resolve_join();
     sigset_t all, old;
     sigfillset(&all);
     /* The writer blocks every signal: the program's handlers and the

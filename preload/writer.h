@@ -33,6 +33,9 @@ static inline void gs_stream_commit(struct gs_stream *s, uint8_t *end)
 extern struct gs_stream gs_meta; /* definitions: STACK, MODULE, THREAD_*, ... */
 
 int gs_writer_open(void);      /* opens the trace file; 0 or -1 */
+/* The pthread_join the writer is joined with (glibc's own, found by
+ * life.c); the global one until this is called. */
+void gs_writer_set_join(int (*join)(pthread_t, void **));
 int gs_writer_start(void);     /* starts the background thread */
 /* Stops the background thread and waits until the kernel no longer counts
  * it, the file left open (for a call that needs a single-threaded process);
