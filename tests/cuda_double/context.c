@@ -193,6 +193,7 @@ CUresult gs_cd_init(void)
     if (gs_cd_cfg.devices == 0)
         return CUDA_ERROR_NO_DEVICE;
     __atomic_store_n(&inited, 1, __ATOMIC_RELEASE);
+    gs_cd_helper_start();
     return CUDA_SUCCESS;
 }
 

@@ -130,6 +130,10 @@ CUresult gs_cd_reserve(size_t size, size_t align, uintptr_t want, uintptr_t *out
 int gs_cd_block_get_locked(uintptr_t p, struct gs_cd_block *out);
 void gs_cd_reserve_remove_locked(uintptr_t addr); /* a reservation's start */
 
+/* helper.c: a helper thread that blocks every signal and sleeps in the
+ * kernel, as the real driver's may, when GS_CUDA_DOUBLE_HELPER=1. */
+void gs_cd_helper_start(void);
+
 /* drvtable.c: the plain address table the real driver keeps, when
  * GS_CUDA_DOUBLE_TABLE=1 (add: 1 on allocation, 0 on free). */
 void gs_cd_table_note_locked(uintptr_t addr, int kind, int add);

@@ -52,6 +52,10 @@
 #                    call reaches its caller's runtime (the program checks
 #                    each runtime's last error); 1 and 2 MiB device blocks,
 #                    both freed (issue 18, risk 10)
+#   *_helper         cuda_three and cuda_driver with GS_CUDA_DOUBLE_HELPER=1:
+#                    a driver helper thread that blocks every signal and
+#                    sleeps in poll(); every scan ends, results as without
+#                    it (issue 18, risk 4)
 #   cuda_sync        a 200 ms cudaMalloc and cudaFree are CUDA_SYNC pauses;
 #                    the shim tries to attach libgcspy_cupti.so (the double
 #                    is not NVIDIA's driver: refused in one line) and the
@@ -107,8 +111,21 @@ TABLE = case.endswith('_table')
 if TABLE:
     case = case[:-len('_table')]
 LOST = "runtime" if TABLE else "definite"
+# *_helper: run with GS_CUDA_DOUBLE_HELPER=1, a driver helper thread that
+# blocks every signal and sleeps in the kernel (issue 18, risk 4): the
+# scans must pass over it, with the same results as without it
+HELPER = case.endswith('_helper')
+if HELPER:
+    case = case[:-len('_helper')]
 REAL = os.environ.get('GS_CUDA_REAL') == '1'
 tr = Trace(dump)
+if HELPER:
+    main_tid = min(r.thread for r in tr.of('alloc'))
+    h = [r for r in tr.of('alloc') if r.size == 96 and r.thread != main_tid]
+    assert h, 'no 96-byte allocation from the helper thread: the helper did not run'
+    sb = [r for r in tr.of('scan_begin')]
+    assert sb and all(r.id in {e.id for e in tr.of('scan_end')} for r in sb), \
+        'a scan did not end with the blocking helper thread'
 rep = json.load(open(report))['processes'][0]
 MIB = 1 << 20
 
@@ -448,6 +465,11 @@ GS_CASE=cuda_managed_keep_read run cuda_managed_keep GCSPY_SCAN_MANAGED=1
 # make nothing reachable; what only they reach is held by the CUDA runtime.
 for p in cuda_three cuda_driver cuda_pinned_leak; do
   GS_CASE=${p}_table run "$p" GS_CUDA_DOUBLE_TABLE=1
+done
+# A driver helper thread that blocks every signal and sleeps in poll()
+# (risk 4): each scan passes over it, results as without it.
+for p in cuda_three cuda_driver; do
+  GS_CASE=${p}_helper run "$p" GS_CUDA_DOUBLE_HELPER=1
 done
 run cuda_oom GS_CUDA_DOUBLE_MEM=67108864
 run cuda_stress GS_CUDA_DOUBLE_MEM=134217728

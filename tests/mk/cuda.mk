@@ -16,7 +16,7 @@ ifeq ($(HAVE_CUDA),1)
 GS_CD_DIR  := $(BUILD)/cuda_double
 GS_CD_PROG := $(BUILD)/tests/programs
 GS_CD_CFLAGS := $(ALL_CFLAGS) -fPIC -isystem $(CUDA_HOME)/include -D__CUDA_API_VERSION_INTERNAL
-GS_CD_DRIVER_OBJS  := $(patsubst %,$(GS_CD_DIR)/obj/%.o,devmem vmm context core cuda drvtable)
+GS_CD_DRIVER_OBJS  := $(patsubst %,$(GS_CD_DIR)/obj/%.o,devmem vmm context core cuda drvtable helper)
 GS_CD_RUNTIME_OBJS := $(patsubst %,$(GS_CD_DIR)/obj/%.o,cudart cudart_errors)
 GS_CD_LIBS := $(GS_CD_DIR)/libcuda.so.1 $(GS_CD_DIR)/libcuda.so \
               $(GS_CD_DIR)/libcudart.so.13 $(GS_CD_DIR)/libcudart.so
