@@ -36,7 +36,8 @@ static void usage(FILE *f)
             "                             (neither given: both 0; one given: the other unlimited)\n"
             "  --max-device-leak-bytes N  leaked device bytes allowed (0)\n"
             "  --fail-on LIST             what counts, comma-separated: definite, indirect,\n"
-            "                             possible, reachable, not-freed, growth; all: every\n"
+            "                             possible, reachable, runtime (CUDA blocks held by\n"
+            "                             the CUDA runtime only), not-freed, growth; all: every\n"
             "                             one of these (default definite,indirect). A site\n"
             "                             counts, with all its lost bytes, when its worst\n"
             "                             class is listed\n"
@@ -100,7 +101,7 @@ static int parse(int argc, char **argv, struct check_args *ca)
             char bad[128];
             if (!a.bad && gs_check_parse_fail_on(v, &ca->lim.fail_on, bad, sizeof bad)) {
                 fprintf(stderr, "gcspy check: --fail-on: unknown class '%s' (definite, indirect, "
-                                "possible, reachable, not-freed, growth, all)\n", bad);
+                                "possible, reachable, runtime, not-freed, growth, all)\n", bad);
                 a.bad = 1;
             }
         } else if (gs_arg_val(&a, "--junit", &v)) {

@@ -63,11 +63,11 @@ expect 1 "$L" --fail-on reachable --max-leak-bytes 4095
 expect 0 "$L" --fail-on reachable --max-leak-bytes 4096
 expect 1 "$L" --per-class --fail-on reachable --max-leak-bytes 4195
 expect 0 "$L" --per-class --fail-on reachable --max-leak-bytes 4196
-# all: every class the help lists, reachable and not-freed included (host
+# all: every class the help lists, reachable, runtime and not-freed included (host
 # 300 + 1000 + 4096 + 50 bytes), and growth
 expect 1 "$L" --fail-on all --max-leak-bytes 5445 --max-device-leak-bytes 1M
 expect 0 "$L" --fail-on all --max-leak-bytes 5446 --max-device-leak-bytes 1M
-grep -q "6 blocks leaked (definite,indirect,possible,reachable,not-freed), 1.0 MiB device, 0 growth suspects" "$T/out" ||
+grep -q "6 blocks leaked (definite,indirect,possible,reachable,runtime,not-freed), 1.0 MiB device, 0 growth suspects" "$T/out" ||
   fail "all verdict line: $(head -1 "$T/out")"
 # growth
 expect 1 "$T/growth_leak.trace" --fail-on growth
