@@ -152,7 +152,8 @@ int gs_build_leaks(struct gs_actx *c)
             r->inherited[cls].bytes += e->size;
             r->inherited[cls].blocks++;
         }
-        if (group_add(&g, e->stack, cls, mc, inh, torch, e->size, first))
+        if (group_add(&g, gs_stacks_canon(&c->stacks, e->stack), cls, mc, inh, torch, e->size,
+                      first))
             goto out;
     }
     r->freed_after_scan = m->last.n > matched ? m->last.n - matched : 0;

@@ -19,6 +19,8 @@
 #include "symbols.h"
 
 struct gs_stackc;
+struct gs_canonc;
+struct gs_foldslot;
 
 /* The stacks of one result: a cache by stack id (groups of several classes,
  * suspects and sites share stacks) and a scratch buffer. */
@@ -31,6 +33,10 @@ struct gs_stacks {
     size_t nbuf, capbuf;
     struct gs_stackc *sc;
     size_t sccap, scn;
+    struct gs_canonc *cc;           /* stack id -> its site's id (gs_stacks_canon) */
+    size_t cccap, ccn;
+    struct gs_foldslot *fold;       /* folded frames' hash -> the first id */
+    size_t foldcap, foldn;
 };
 
 void gs_stacks_init(struct gs_stacks *s, const struct gs_model *m, struct gs_symbolizer *sym,
@@ -39,6 +45,14 @@ void gs_stacks_free(struct gs_stacks *s);
 /* *out: stack id's frames, innermost first (resolved 0 and no frames when
  * there is no symbolizer). 0, or -1 when out of memory. */
 int gs_stacks_get(struct gs_stacks *s, uint32_t id, struct gs_stackv *out);
+/* The id that stands for stack id's allocation site: the first id seen
+ * whose frames, once the interpreter's own are left out (where Python
+ * frames stand in for them, as gs_stacks_get shows them), are the same.
+ * Two calls from one Python line that reached malloc through different
+ * paths of the interpreter (3.14's specialised and generic CALL handlers)
+ * are one site, one row. A stack without Python frames is its own site.
+ * Needs no symbolizer; on running out of memory, id itself. */
+uint32_t gs_stacks_canon(struct gs_stacks *s, uint32_t id);
 /* The one frame that names stack id's site: its innermost Python frame when
  * it has any, else the first native frame that resolved to a function
  * outside the interpreter, else its innermost frame. 0, or -1 when out of

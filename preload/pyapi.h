@@ -27,6 +27,14 @@ extern void (*gs_py_decref_fn)(PyObject *);
 extern PyObject *(*gs_py_call1)(PyObject *, PyObject *);
 extern void (*gs_py_err_clear)(void);
 
+/* CPython's types whose dead objects stay allocated on a free list (3.10
+ * to 3.14: list, tuple, dict, int (3.14), float, ...), by address, for
+ * pyarena.c; those the interpreter does not export are left out. Filled by
+ * gs_pyapi_resolve, read under the stop. */
+#define GS_PY_MAX_FREELIST_TYPES 16
+extern uintptr_t gs_py_freelist_types[GS_PY_MAX_FREELIST_TYPES];
+extern int gs_py_nfreelist_types;
+
 /* Finds the functions above: 0, or -1 when one is missing. Where a
  * function was renamed across 3.10-3.14 (3.13's Py_IsFinalizing) or is
  * missing from one (3.10 exports no PyObject_CallOneArg), the other name or

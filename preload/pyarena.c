@@ -26,6 +26,15 @@
  * periodic, signal, PyTorch-aware mode's exit scan from atexit) are
  * precise.
  *
+ * Nor the dead objects CPython keeps allocated for reuse on its free
+ * lists (a list, a tuple, a dict, 3.14's int, ...): list_dealloc frees the
+ * item array but leaves ob_item pointing at it, a dead int keeps its
+ * digits, and glibc hands the freed array's chunk to the next malloc of
+ * its size, which the stale word then kept reachable (pytest's own-thread
+ * leak on Debian's 3.11, train.py's 64 KiB buffers on sid's 3.14). Such an
+ * object is known by its type (one of the free-list types, pyapi.c) and a
+ * reference count of 0 or, in 3.14, a free-list link in its place.
+ *
  * A pool is recognised by its header alone, at each 16 KiB boundary:
  *   union { block *_padding; uint count; } ref;  block *freeblock;
  *   pool_header *nextpool, *prevpool;
@@ -109,12 +118,55 @@ static uint32_t walk_pool(uintptr_t p, pid_t pid)
     return nfree + (uint32_t)h->ref == n ? n : 0;
 }
 
-/* Hands on the allocated blocks of the walked pool at p, merged into runs;
- * *cur is where the part of the mapping not yet handed on begins. */
-static int add_pool(uintptr_t p, uint32_t n, uintptr_t *cur, gs_pyarena_add_fn add, void *ctx)
+static int is_freelist_type(uintptr_t t)
+{
+    for (int i = 0; i < gs_py_nfreelist_types; i++)
+        if (gs_py_freelist_types[i] == t)
+            return 1;
+    return 0;
+}
+
+/* True when the allocated block b (size bytes, in pool_buf) holds a dead
+ * object of a free-list type. The object starts at the block (no GC
+ * header), 16 bytes in (PyGC_Head) or 32 (3.12+'s pre-header before it):
+ * the first of those whose second word is a free-list type is taken. Dead
+ * is a reference count of 0 (3.10 to 3.13 keep it so on their free lists)
+ * or, 3.14's _PyFreeList_Push, a link in the count's place: a 16-aligned
+ * address above 4 GiB (no live count is that large; an immortal one is
+ * below 2^32 or has flag bits in the top 16) whose object is of the same
+ * type, read to make sure. A block taken for dead is not scanned, so the
+ * rule only ever accepts what CPython's own free lists leave. */
+static int dead_object(const uintptr_t *b, uint32_t size, pid_t pid)
+{
+    for (uint32_t o = 0; o < 3 && (o + 1) * 16 <= size; o++) {
+        uintptr_t w0 = b[2 * o], type = b[2 * o + 1];
+        if (!is_freelist_type(type))
+            continue;
+        if (w0 == 0)
+            return 1;
+        if (w0 >> 32 && !(w0 >> 47) && !(w0 & 15)) {
+            uintptr_t t = 0;
+            struct iovec l = {&t, sizeof t}, r = {(void *)(w0 + sizeof(uintptr_t)), sizeof t};
+            return process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof t && t == type;
+        }
+        return 0;
+    }
+    return 0;
+}
+
+/* Hands on the allocated, live blocks of the walked pool at p, merged into
+ * runs; *cur is where the part of the mapping not yet handed on begins. */
+static int add_pool(uintptr_t p, uint32_t n, uintptr_t *cur, gs_pyarena_add_fn add, void *ctx,
+                    pid_t pid)
 {
     const struct pool_header *h = (const struct pool_header *)pool_buf;
     uint32_t size = (h->szidx + 1) * 16;
+    if (gs_py_nfreelist_types)
+        for (uint32_t k = 0; k < n; k++)
+            if (!is_free[k] &&
+                dead_object(pool_buf + (POOL_OVERHEAD + (uintptr_t)k * size) / sizeof(uintptr_t),
+                            size, pid))
+                is_free[k] = 2;
     if (*cur < p && add(ctx, *cur, p))
         return -1;
     *cur = p + POOL_SIZE;
@@ -158,7 +210,7 @@ int gs_pyarena_split(uintptr_t lo, uintptr_t hi, gs_pyarena_add_fn add, void *ct
         for (int i = 0; i < ok; i++) {
             uintptr_t q = p + (uintptr_t)i * POOL_SIZE;
             uint32_t n = cheap_check(&hdr[i]) ? walk_pool(q, pid) : 0;
-            if (n && add_pool(q, n, &cur, add, ctx))
+            if (n && add_pool(q, n, &cur, add, ctx, pid))
                 return -1;
         }
         p += (uintptr_t)(ok ? ok : 1) * POOL_SIZE; /* a failed read: skip a pool */

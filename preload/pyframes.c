@@ -318,7 +318,20 @@ int gs_py_merge(uintptr_t *ips, int n, int max)
         }
         out[o++] = ips[i];
     }
-    /* Frames the native walk did not reach follow it. */
+    /* Frames the native walk did not reach follow it. A native walk that
+     * filled the stack before it reached the evaluator (sid's PyTorch 2.14:
+     * 64 frames of libtorch below a module's forward) would leave them no
+     * room, and the stack would name no line of the program: the walk's
+     * outermost native frames give way to up to half a stack of Python
+     * frames, the frames that name the user's code. Only native frames go:
+     * a Python frame already taken is followed by its callers in f. */
+    if (f && o == max) {
+        int want = 0, seen = 0;
+        for (uintptr_t g = f; g && want < max / 2 && seen < max; g = frame_prev(g), seen++)
+            want += !frame_is_shim(g);
+        for (; want > 0 && o > 0 && !(out[o - 1] & GS_IP_PYFRAME); want--)
+            o--;
+    }
     for (; f && o < max; f = frame_prev(f)) {
         if (frame_is_shim(f))
             continue;

@@ -11,9 +11,18 @@
  * C function to gc.callbacks; it records a PAUSE of kind PYTHON_GC per
  * collection (generation, objects collected).
  *
- * Exit steps. The same pending call registers, with Python's atexit, the
- * step another integration asked for (gs_py_at_exit: torch.c's exit scan,
- * which needs the interpreter and torch still working).
+ * The exit scan. The same pending call registers a function with Python's
+ * atexit that runs the process's exit scan there, while the interpreter
+ * still runs: first the step another integration asked for (gs_py_at_exit:
+ * torch.c's exit scan with the caching allocator's snapshot), else a plain
+ * one. The module teardown that follows frees every global's object, so a
+ * scan after it (the on_exit scan) must take freed pymalloc blocks for
+ * roots, and dead objects on CPython's free lists with them (pyarena.c):
+ * a dropped buffer whose address a dead int still held (sid's 3.14) stayed
+ * reachable there. Scanned at atexit, the globals are alive and pools are
+ * scanned precisely. The scan sets gs_exit_scan_done, so the on_exit scan
+ * does not run again; a program that ends before the first tick installed
+ * the function, or through os._exit, keeps the scan on its own exit path.
  */
 #define _GNU_SOURCE
 #include <Python.h>
@@ -26,6 +35,7 @@
 #include "pyapi.h"
 #include "pyframes.h"
 #include "python.h"
+#include "scan.h"
 
 /* The interpreter's functions only this file calls. */
 static PyObject *(*p_import)(const char *);
@@ -70,9 +80,10 @@ static PyObject *gc_callback(PyObject *self, PyObject *args)
 static PyMethodDef gc_def = {"gcspy_gc_callback", gc_callback, METH_VARARGS,
                              "gcspy: records Python GC collections as pauses"};
 
-/* Python's atexit: the registered step (PyTorch-aware mode's exit scan,
- * torch.c). atexit runs handlers last-registered first, so the program's
- * own handlers, registered later, have run when this one does. */
+/* Python's atexit: the exit scan (the registered step, PyTorch-aware mode's
+ * scan with a snapshot, else a plain one). atexit runs handlers
+ * last-registered first, so the program's own handlers, registered later,
+ * have run when this one does. */
 static void (*exit_step)(void);
 
 void gs_py_at_exit(void (*step)(void))
@@ -86,6 +97,8 @@ static PyObject *exit_callback(PyObject *self, PyObject *args)
     (void)args;
     if (exit_step)
         exit_step(); /* a scan that ran sets gs_exit_scan_done */
+    if (!gs_exit_scan_done && gs_opt.scan_at_exit)
+        gs_scan_program(GS_SCAN_TRIG_EXIT, NULL);
     gs_py_incref(p_none);
     return p_none;
 }
@@ -104,7 +117,7 @@ static int install(void *arg)
     gs_py_decref(fn);
     gs_py_decref(cbs);
     gs_py_decref(gc);
-    if (exit_step) {
+    if (gs_opt.scan_at_exit) {
         PyObject *ax = p_import("atexit");
         PyObject *reg = ax ? gs_py_getattr(ax, "register") : NULL;
         PyObject *efn = reg ? p_cfunc_new(&exit_def, NULL, NULL) : NULL;

@@ -483,6 +483,39 @@ static int guard_page_at(int pagemap_fd, uintptr_t lo)
     return got == (long)sizeof e && (e & GS_PM_GUARD_REGION);
 }
 
+/* The stacks of one mapping whose first page is a guard region: each runs
+ * from the start of a run of guard pages to the next. glibc guards every
+ * stack so, and the kernel merges adjacent anonymous mappings of the same
+ * protection, so two cached stacks (or a cached and a live one) can be one
+ * line of /proc/self/maps: sid's DataLoader feeder threads' were, and only
+ * the upper one's descriptor was found, the lower one's DTV then came out
+ * definitely lost (672 bytes from Thread.start). Fills starts[] (starts[0]
+ * is lo) and returns how many; a mapping with more stacks than max keeps
+ * the rest in its last one. */
+static int guard_segments(int pagemap_fd, uintptr_t lo, uintptr_t hi, uintptr_t *starts, int max)
+{
+    uint64_t e[512];
+    int n = 0, prev = 0;
+    starts[n++] = lo;
+    for (uintptr_t a = lo; a < hi && n < max;) {
+        size_t want = (hi - a) >> 12 < 512 ? (size_t)((hi - a) >> 12) : 512;
+        long got = syscall(SYS_pread64, pagemap_fd, e, want * sizeof e[0],
+                           (off_t)((a >> 12) * sizeof e[0]));
+        if (got <= 0)
+            break;
+        size_t k = (size_t)got / sizeof e[0];
+        for (size_t i = 0; i < k && n < max; i++) {
+            int g = (e[i] & GS_PM_GUARD_REGION) != 0;
+            uintptr_t at = a + (i << 12);
+            if (g && !prev && at != lo)
+                starts[n++] = at;
+            prev = g;
+        }
+        a += (uintptr_t)k << 12;
+    }
+    return n;
+}
+
 /* add_minus for pyarena.c, which hands on the parts of a mapping. */
 struct minus_ctx {
     struct gs_roots *r;
@@ -493,6 +526,15 @@ static int add_minus_cb(void *ctx, uintptr_t lo, uintptr_t hi)
 {
     const struct minus_ctx *m = ctx;
     return add_minus(m->r, lo, hi, m->c->ex, m->c->nex);
+}
+
+/* A mapping that is a root, less the exclusions (and, while the
+ * interpreter runs, less the free parts of CPython's pools). */
+static int add_plain(struct gs_roots *r, const struct collect *c, const struct map *m, int precise)
+{
+    struct minus_ctx mc = {r, c};
+    return !m->file && precise ? gs_pyarena_split(m->lo, m->hi, add_minus_cb, &mc)
+                               : add_minus(r, m->lo, m->hi, c->ex, c->nex);
 }
 
 /* Every private writable mapping, less the (sorted, merged) exclusions; of
@@ -525,17 +567,29 @@ static int add_mappings(struct gs_roots *r, const struct collect *c, const struc
          * thread descriptor sits at the top: anything else stays a root. */
         int guarded = i > 0 && maps[i - 1].hi == m->lo && maps[i - 1].perms[0] == '-' &&
                       maps[i - 1].perms[1] == '-' && maps[i - 1].hi - maps[i - 1].lo <= (64u << 10);
-        if (!m->file && m->hi - m->lo >= (64u << 10) &&
-            (guarded || guard_page_at(pagemap, m->lo)) && !is_live_stack(m, th, nth, self_sp)) {
-            int found = add_cached_dtv(r, m);
-            if (found < 0)
+        if (!m->file && m->hi - m->lo >= (64u << 10) && guarded &&
+            !is_live_stack(m, th, nth, self_sp)) {
+            if (add_cached_dtv(r, m) < 0)
                 rc = -1;
-            if (found != 0 || guarded)
-                continue;
+            continue;
         }
-        struct minus_ctx mc = {r, c};
-        if (!m->file && precise ? gs_pyarena_split(m->lo, m->hi, add_minus_cb, &mc)
-                                : add_minus(r, m->lo, m->hi, c->ex, c->nex))
+        if (!m->file && m->hi - m->lo >= (64u << 10) && guard_page_at(pagemap, m->lo)) {
+            /* each stack of the mapping on its own (guard_segments) */
+            uintptr_t starts[64];
+            int ns = guard_segments(pagemap, m->lo, m->hi, starts, 64);
+            for (int k = 0; k < ns && rc == 0; k++) {
+                struct map seg = *m;
+                seg.lo = starts[k];
+                seg.hi = k + 1 < ns ? starts[k + 1] : m->hi;
+                int found = is_live_stack(&seg, th, nth, self_sp) ? 0 : add_cached_dtv(r, &seg);
+                if (found < 0)
+                    rc = -1;
+                else if (found == 0 && add_plain(r, c, &seg, precise))
+                    rc = -1;
+            }
+            continue;
+        }
+        if (add_plain(r, c, m, precise))
             rc = -1;
     }
     if (pagemap >= 0)

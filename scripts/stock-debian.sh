@@ -96,6 +96,12 @@ else
   what="fresh root $root (copied in $(( $(date +%s) - t1 )) s)"
 fi
 cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null
+# Debian's installer names the machine in /etc/hosts (127.0.1.1 HOSTNAME);
+# debootstrap does not, and the root runs under the host's name: without
+# the line, gloo (torchrun's job_torchrun) cannot resolve its own host
+# name and the job waits out its timeout. A stock machine has it.
+grep -qw "$(hostname)" "$root/etc/hosts" 2>/dev/null ||
+  printf '127.0.1.1\t%s\n' "$(hostname)" >>"$root/etc/hosts"
 ca=""
 if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
   cat /usr/local/share/ca-certificates/*.crt >"$root/etc/gcspy-host-ca.pem" && ca=NODE_EXTRA_CA_CERTS=/etc/gcspy-host-ca.pem

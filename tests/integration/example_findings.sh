@@ -68,7 +68,7 @@ run cycle --steps 30 --workers 0 --cycle --gc-every 10 --cycle-bytes 8388608
 run clean --steps $STEPS
 
 $PY - "$tmp" "$STEPS" "$LEAK" <<'EOF'
-import json, sys
+import json, os, sys
 tmp, steps, leak = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 fails = []
 def check(ok, what):
@@ -147,10 +147,18 @@ check(len(leak_f) == 1 and leak_f[0] < first_other and real[leak_f[0]]["bytes"] 
       and real[leak_f[0]]["sites"] == 1,
       f"findings: one leak finding at leak_native, train.py:{malloc_line}, {steps} x {leak} bytes in "
       f"{steps} blocks, ranked before any finding outside train.py: {[real[i]['line'] for i in leak_f]}")
-check(len(grow_f) == 1 and grow_f[0] < first_other and real[grow_f[0]]["freed_at_exit"] and
-      real[grow_f[0]]["line"].endswith("retained per step while the job ran, freed at exit"),
-      f"findings: one growth finding from SmallCNN.forward in train.py, freed at exit, ranked "
-      f"before any finding outside train.py: {[real[i]['line'] for i in grow_f]}")
+# Python 3.14 (sid) leaves LEAKED_LOSSES' tensors allocated at exit (the
+# trace holds no free of them before its end): there the finding must say
+# so, with the bytes still live; elsewhere they are freed at exit.
+def growth_end_ok(f):
+    if f["freed_at_exit"]:
+        return f["line"].endswith("retained per step while the job ran, freed at exit")
+    return (os.environ.get("GS_SUITE") == "sid" and " still live at the end" in f["line"]
+            and f["blocks"] > 0)
+check(len(grow_f) == 1 and grow_f[0] < first_other and growth_end_ok(real[grow_f[0]]),
+      f"findings: one growth finding from SmallCNN.forward in train.py, freed at exit (sid: "
+      f"freed at exit or still live at the end), ranked before any finding outside train.py: "
+      f"{[real[i]['line'] for i in grow_f]}")
 screen = open(f"{tmp}/leaks/r.txt").read().split("\n")[:24]
 check(any(f"examples/train.py:{malloc_line})" in l and ". leak " in l for l in screen),
       "text report: the leak finding on the first screen")

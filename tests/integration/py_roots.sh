@@ -172,15 +172,7 @@ sys.exit(1 if bad else 0)
 PY
     fail "$st: the cases' findings (above)"
   echo "time $st cases: $((SECONDS - t0)) s"
-  # sid's train.py findings: three known misses on 3.14 (issue 13 open):
-  # 2 of the 24 dropped buffers stay reachable (3.14's int free list keeps
-  # freed ints whole, and a pointer below 1 GiB is one digit), the growth is
-  # not attributed to SmallCNN.forward, and a 936-byte block from inside
-  # python3.14 is definite in the clean run. Not run by default, and said:
-  # a suite failing on a known defect would hide every new one.
-  if [ "$st" = sid ] && [ -z "${PY_ROOTS_STACKS:-}" ] && [ "$torch" = 1 ]; then
-    echo "skip sid example: examples/train.py's findings not run by default (three known misses on 3.14, issue 13; PY_ROOTS_STACKS=sid runs them)"
-  elif [ "$torch" = 1 ] && [ "$s" != host ] && [ -z "${PY_ROOTS_NO_EXAMPLE:-}" ]; then
+  if [ "$torch" = 1 ] && [ "$s" != host ] && [ -z "${PY_ROOTS_NO_EXAMPLE:-}" ]; then
     t0=$SECONDS
     GS_SUITE=$s GS_EXAMPLE_PY=$py GS_TORCH_OK=1 bash tests/integration/example_findings.sh >"$GS_T/$st-example" 2>&1 ||
       fail "$st: examples/train.py's findings: $(grep -E '^FAIL|failed' "$GS_T/$st-example" | head -5)"
