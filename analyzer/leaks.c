@@ -119,6 +119,11 @@ int gs_build_leaks(struct gs_actx *c)
     uint64_t matched = 0;
     int rc = -1;
 
+    /* every live stack seen once, so that a site's id is the smallest of
+     * its stacks' (gs_stacks_canon), whatever the table's order */
+    for (size_t i = 0; i < m->live.cap; i++)
+        if (m->live.slot[i].addr)
+            gs_stacks_canon(&c->stacks, m->live.slot[i].stack);
     for (size_t i = 0; i < m->live.cap; i++) {
         const struct gs_live *e = &m->live.slot[i];
         if (!e->addr)

@@ -19,12 +19,12 @@ struct gs_stackc {            /* stack id -> symbolized stack */
     struct gs_stackv st;
 };
 
-struct gs_canonc {            /* stack id -> the site's id */
+struct gs_canonc {            /* stack id -> its folded frames' hash */
     uint32_t id;              /* 0: empty slot */
-    uint32_t canon;
+    uint64_t h;               /* 0: no Python frame, the stack is its own site */
 };
 
-struct gs_foldslot {          /* folded frames' hash -> the first id */
+struct gs_foldslot {          /* folded frames' hash -> the smallest id */
     uint64_t h;               /* 0: empty slot */
     uint32_t id;
 };
@@ -161,16 +161,15 @@ static inline uint64_t fold_mix(uint64_t h, uint64_t v)
     return h * 0xFF51AFD7ED558CCDull;
 }
 
-/* The first id recorded under folded hash h, or id after recording it;
- * id when memory runs out. */
-static uint32_t fold_find(struct gs_stacks *s, uint64_t h, uint32_t id)
+/* The slot of folded hash h (h != 0), made with id when new; NULL when
+ * memory runs out. */
+static struct gs_foldslot *fold_slot(struct gs_stacks *s, uint64_t h, uint32_t id)
 {
-    h |= 1; /* never 0, the empty slot */
     if ((s->foldn + 1) * 2 > s->foldcap) {
         size_t ncap = s->foldcap ? s->foldcap * 2 : 1024;
         struct gs_foldslot *t = calloc(ncap, sizeof *t);
         if (!t)
-            return id;
+            return NULL;
         for (size_t i = 0; i < s->foldcap; i++) {
             if (!s->fold[i].h)
                 continue;
@@ -186,12 +185,12 @@ static uint32_t fold_find(struct gs_stacks *s, uint64_t h, uint32_t id)
     size_t j = (size_t)(h >> 7) & (s->foldcap - 1);
     while (s->fold[j].h && s->fold[j].h != h)
         j = (j + 1) & (s->foldcap - 1);
-    if (s->fold[j].h)
-        return s->fold[j].id;
-    s->fold[j].h = h;
-    s->fold[j].id = id;
-    s->foldn++;
-    return id;
+    if (!s->fold[j].h) {
+        s->fold[j].h = h;
+        s->fold[j].id = id;
+        s->foldn++;
+    }
+    return &s->fold[j];
 }
 
 uint32_t gs_stacks_canon(struct gs_stacks *s, uint32_t id)
@@ -201,32 +200,39 @@ uint32_t gs_stacks_canon(struct gs_stacks *s, uint32_t id)
     struct gs_canonc *e = gs_idtab_slot((void **)&s->cc, &s->cccap, s->ccn, sizeof *s->cc, id);
     if (!e)
         return id;
-    if (e->id)
-        return e->canon;
-    /* The nodes' own ips: native frames by address, Python frames by code
-     * and line. A 64-bit hash names the folded stack; a collision would
-     * join two sites, at odds of about n^2 / 2^64. */
-    uint64_t h = 0x243F6A8885A308D3ull;
-    uint32_t depth = 0;
-    int python = 0;
-    for (uint32_t n = id; n && depth < 256; depth++) {
-        const struct gs_stacknode *nd = gs_model_node(s->m, n);
-        if (!nd)
-            break;
-        if (nd->ip & GS_IP_PYFRAME) {
-            python = 1;
-            h = fold_mix(h, nd->ip);
-        } else {
-            const struct gs_module *mod = module_of(s->m, nd);
-            if (!mod || !is_interpreter(mod->path))
+    if (!e->id) {
+        /* The nodes' own ips: native frames by address, Python frames by
+         * code and line. A 64-bit hash names the folded stack; a collision
+         * would join two sites, at odds of about n^2 / 2^64. */
+        uint64_t h = 0x243F6A8885A308D3ull;
+        uint32_t depth = 0;
+        int python = 0;
+        for (uint32_t n = id; n && depth < 256; depth++) {
+            const struct gs_stacknode *nd = gs_model_node(s->m, n);
+            if (!nd)
+                break;
+            if (nd->ip & GS_IP_PYFRAME) {
+                python = 1;
                 h = fold_mix(h, nd->ip);
+            } else {
+                const struct gs_module *mod = module_of(s->m, nd);
+                if (!mod || !is_interpreter(mod->path))
+                    h = fold_mix(h, nd->ip);
+            }
+            n = nd->parent;
         }
-        n = nd->parent;
+        e->id = id;
+        e->h = python ? fold_mix(h, depth) | 1 : 0;
+        s->ccn++;
     }
-    e->id = id;
-    e->canon = python ? fold_find(s, fold_mix(h, depth), id) : id;
-    s->ccn++;
-    return e->canon;
+    if (!e->h)
+        return id;
+    struct gs_foldslot *f = fold_slot(s, e->h, id);
+    if (!f)
+        return id;
+    if (id < f->id)
+        f->id = id;
+    return f->id;
 }
 
 int gs_stacks_site_frame(struct gs_stacks *s, uint32_t id, struct gs_frame *out)

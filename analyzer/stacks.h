@@ -45,9 +45,11 @@ void gs_stacks_free(struct gs_stacks *s);
 /* *out: stack id's frames, innermost first (resolved 0 and no frames when
  * there is no symbolizer). 0, or -1 when out of memory. */
 int gs_stacks_get(struct gs_stacks *s, uint32_t id, struct gs_stackv *out);
-/* The id that stands for stack id's allocation site: the first id seen
- * whose frames, once the interpreter's own are left out (where Python
- * frames stand in for them, as gs_stacks_get shows them), are the same.
+/* The id that stands for stack id's allocation site: the smallest id seen
+ * so far whose frames, once the interpreter's own are left out (where
+ * Python frames stand in for them, as gs_stacks_get shows them), are the
+ * same; ask for every id first, then again, for an answer that does not
+ * depend on the order of asking.
  * Two calls from one Python line that reached malloc through different
  * paths of the interpreter (3.14's specialised and generic CALL handlers)
  * are one site, one row. A stack without Python frames is its own site.

@@ -14,7 +14,9 @@
 #     - the findings (issue 17): one leak finding at that line with all
 #       steps x --leak-bytes in steps blocks, class definite, one site, and
 #       one growth finding from SmallCNN.forward "retained per step while
-#       the job ran, freed at exit", both ranked before any finding outside
+#       the job ran, freed at exit" (on sid's 3.14, which leaves them
+#       allocated at exit: "still live at the end"), both ranked before any
+#       finding outside
 #       train.py, the leak on the text report's first screen;
 #     - the growth view (x axis: optimizer steps, detected without code
 #       changes) flags sites whose stacks go through train.py, and their rates

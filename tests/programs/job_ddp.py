@@ -3,6 +3,7 @@
 # blocks of 16 KiB from libc's malloc (the addresses dropped: definite)
 # and keeps a 256 KiB tensor per step (growth); rank 0 does neither.
 import ctypes
+import time
 import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel as DDP
@@ -23,5 +24,10 @@ for step in range(8):
         kept.append(torch.randn(64 * 1024))
         for _ in range(8):
             ctypes.memset(libc.malloc(16384), 1, 16384)
+    # A step lasts as a training step does: allocation records carry the
+    # writer's coarse clock (one flush interval), and 8 steps of this tiny
+    # model ran within 10 ms on an idle machine, too fast to fit a growth
+    # per step to (rank 1's growth outlier was missing in 2 runs of 4).
+    time.sleep(0.05)
 print("rank", rank, "done", flush=True)
 dist.destroy_process_group()

@@ -1222,3 +1222,50 @@ Test(sitelog, too_many_sites_drop_the_axis_instead_of_wrapping_the_stride)
     cr_assert_eq(out[0], 0.0);
     gs_sitelog_free(&l);
 }
+
+/* One Python line that reached malloc through two paths of the interpreter
+ * (3.14's specialised and generic CALL handlers, frames of python3.14 that
+ * the report leaves out under the Python frames) is one site, one row, with
+ * both blocks; the same two native paths without Python frames stay two
+ * sites, and so does a Python line that differs. */
+Test(analyze, stacks_differing_only_in_the_interpreter_are_one_site)
+{
+    struct gs_tb *tb = gs_tb_new();
+    proc_start(tb, 8);
+    struct gs_tb_seg seg[1] = { { 0x1000, 0x100000, 5 } };
+    gs_tb_module(tb, 1, 0, 0x400000, "/usr/bin/python3.14", NULL, 0, 1, seg);
+    gs_tb_module(tb, 2, 0, 0x7f0000000000ull, "/nonexistent/libffi.so.8", NULL, 0, 1, seg);
+    gs_tb_pycode(tb, 9, "train.py", "leak_native", 200);
+    gs_tb_stack(tb, 1, 0, GS_IP_PYFRAME | (9ull << 32) | 210);
+    gs_tb_stack(tb, 2, 1, 0x401100);                    /* generic handler */
+    gs_tb_stack(tb, 3, 2, 0x7f0000001234ull);           /* libffi */
+    gs_tb_stack(tb, 4, 1, 0x402200);                    /* specialised handler */
+    gs_tb_stack(tb, 5, 4, 0x7f0000001234ull);
+    gs_tb_stack(tb, 6, 0, GS_IP_PYFRAME | (9ull << 32) | 211); /* another line */
+    gs_tb_stack(tb, 7, 6, 0x402200);
+    gs_tb_stack(tb, 8, 7, 0x7f0000001234ull);
+    gs_tb_stack(tb, 10, 0, 0x401100);                   /* no Python frame */
+    gs_tb_stack(tb, 11, 10, 0x7f0000001234ull);
+    gs_tb_stack(tb, 12, 0, 0x402200);
+    gs_tb_stack(tb, 13, 12, 0x7f0000001234ull);
+    gs_tb_alloc(tb, 1, 1, 0x10000, 100, 3);
+    gs_tb_alloc(tb, 1, 1, 0x20000, 100, 5);
+    gs_tb_alloc(tb, 1, 1, 0x30000, 100, 5);
+    gs_tb_alloc(tb, 1, 1, 0x40000, 100, 8);
+    gs_tb_alloc(tb, 1, 1, 0x50000, 10, 11);
+    gs_tb_alloc(tb, 1, 1, 0x60000, 10, 13);
+    gs_tb_trace_end(tb, 2, 6, 0, 420, 6, 420);
+    struct gs_symbolizer *sym = gs_sym_new(1);
+    struct gs_result *r = analyze_tb(tb, NULL, sym);
+    cr_assert_eq(r->nleaks, 4);
+    const struct gs_leak *l = find_leak(r, GS_RC_NOT_FREED, 3);
+    cr_assert_not_null(l);
+    cr_assert_eq(l->blocks, 3);
+    cr_assert_eq(l->bytes, 300);
+    cr_assert_null(find_leak(r, GS_RC_NOT_FREED, 5));
+    cr_assert_not_null(find_leak(r, GS_RC_NOT_FREED, 8));
+    cr_assert_eq(find_leak(r, GS_RC_NOT_FREED, 11)->blocks, 1);
+    cr_assert_eq(find_leak(r, GS_RC_NOT_FREED, 13)->blocks, 1);
+    gs_result_free(r);
+    gs_sym_free(sym);
+}

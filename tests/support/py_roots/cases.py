@@ -96,6 +96,11 @@ def tensor_data():
     th.join()
     data = torch.full((1 << 23,), out.pop("hi"), dtype=torch.int64) * 16  # CASE data
     kept.append(data)
+    # The same multiply again on other numbers: torch's intra-op threads
+    # computed the address and keep the last one in a register while they
+    # wait (sid's torch 2.14), and a stopped thread's registers are roots,
+    # as in LeakSanitizer: that copy is really there, so it goes first.
+    torch.full((1 << 23,), 7, dtype=torch.int64) * 16
     if scan:
         scan()
     kept.append(ctypes.string_at(data.data_ptr(), 64 * 8))
