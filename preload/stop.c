@@ -116,7 +116,21 @@ static int restartable(long nr, const greg_t *a)
  * call's number, rip back onto the syscall instruction. Not when another
  * signal the interrupted code accepts is pending: its handler runs next,
  * and the program must see EINTR for it, as without gcspy. */
-static void restart_call(const struct gs_stopped *me, ucontext_t *uc)
+/* What restart_call needs of a thread's slot, copied by its handler before
+ * it acknowledges: once the world runs again the next stop reuses the
+ * slots (nslots back to 0, each one cleared and refilled), possibly before
+ * this handler got the CPU back to restart its call. Read from the slot
+ * after the resume, a thread blocked in pause found the next stop's
+ * "not seen in a call" there and kept its EINTR (rel_pause in fork mode,
+ * whose scans follow each other within milliseconds: 4 runs of 40). */
+struct seen_call {
+    long sc_nr;
+    int ran_seen;
+    uintptr_t sc_pc;
+    uintptr_t sc_args[6];
+};
+
+static void restart_call(const struct seen_call *me, ucontext_t *uc)
 {
     greg_t *g = uc->uc_mcontext.gregs;
     if (g[REG_RAX] != -EINTR)
@@ -183,6 +197,8 @@ static void stop_handler(int sig, siginfo_t *si, void *ucv)
         return;
     }
     ucontext_t *uc = ucv;
+    struct seen_call seen = {me->sc_nr, me->ran_seen, me->sc_pc, {0}};
+    memcpy(seen.sc_args, me->sc_args, sizeof seen.sc_args);
     unsigned gen = atomic_load(&resume_word);
     for (int r = 0; r < GS_NREGS && r < NGREG; r++)
         me->regs[r] = (uintptr_t)uc->uc_mcontext.gregs[r];
@@ -192,7 +208,7 @@ static void stop_handler(int sig, siginfo_t *si, void *ucv)
     futex(&acks, FUTEX_WAKE_PRIVATE, 1, NULL);
     while (atomic_load(&resume_word) == gen)
         futex(&resume_word, FUTEX_WAIT_PRIVATE, gen, NULL);
-    restart_call(me, uc);
+    restart_call(&seen, uc);
     errno = saved;
 }
 
@@ -426,7 +442,11 @@ static void add_task(int tid, void *arg)
         return;
     /* What it is blocked in, if anything, for restart_call; read before
      * the signal is sent. */
-    if (read_syscall(tid, s)) {
+    if (read_syscall(tid, s) || s->sc_nr < 0) {
+        /* "running", or "-1 SP PC": in user space, off the CPU (preempted,
+         * or between a restarted call's sigreturn and its syscall
+         * instruction): it may enter the call before the signal comes
+         * (rel_pause in fork mode: pause woke with EINTR in 4 runs of 40) */
         s->sc_nr = -1;
         s->ran_seen = 1;
     }

@@ -9,6 +9,11 @@
 # 4 completed scans, each with the 8 threads stopped and no definite leak,
 # and the exit scan reporting the threads' 8 blocks of 4321 bytes reachable
 # (their stacks were roots). In both scan modes (stw, fork).
+# Then 30 more fork-mode runs, each "woke=0": the scans follow each other
+# within milliseconds there, and a handler that read its slot after the
+# resume found the next stop's "not seen in a call" and left pause (or
+# another call) with EINTR: 4 to 8 runs of 40 before (stop.c's seen_call),
+# 0 of 80 after.
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/lib.sh
@@ -36,4 +41,12 @@ assert len(kept) == 8 and all(r['class'] == 'reachable' for r in kept), kept
 print(sys.argv[2], 'ok:', summary)
 PY
 done
+bad=0
+for i in $(seq 30); do
+  out=$(GCSPY_SCAN_MODE=fork GCSPY_QUIET=1 GCSPY_OUTPUT="$GS_T/again.trace" LD_PRELOAD="$GS_LIB" \
+        timeout 60 "$GS_PROGS/rel_pause" 2>/dev/null | tr '\n' '|')
+  [ "$out" = "woke=0|" ] || { bad=$((bad + 1)); echo "fork run $i: $out"; }
+done
+echo "fork, 30 more runs: $bad saw an interruption"
+[ "$bad" -eq 0 ] || fail "fork: $bad of 30 runs saw an interruption"
 gs_done
