@@ -57,6 +57,13 @@
 static struct gs_stopped *slots;
 static int nslots;
 static atomic_uint acks;
+/* Threads inside stop_handler past its checks: a stop may not begin until
+ * the last one's threads have left it (gs_stop_world). A thread still on
+ * its way out blocks the stop signal (a handler runs with its own signal
+ * blocked), so the next stop took it for a blocker and parked it, running:
+ * rel_pause's fork mode, whose scans follow each other within
+ * milliseconds, had a scan with 7 of its 8 threads stopped. */
+static atomic_int in_handlers;
 static atomic_uint resume_word;
 
 static long futex(atomic_uint *w, int op, unsigned v, const struct timespec *ts)
@@ -196,6 +203,7 @@ static void stop_handler(int sig, siginfo_t *si, void *ucv)
         errno = saved;
         return;
     }
+    atomic_fetch_add(&in_handlers, 1);
     ucontext_t *uc = ucv;
     struct seen_call seen = {me->sc_nr, me->ran_seen, me->sc_pc, {0}};
     memcpy(seen.sc_args, me->sc_args, sizeof seen.sc_args);
@@ -209,6 +217,7 @@ static void stop_handler(int sig, siginfo_t *si, void *ucv)
     while (atomic_load(&resume_word) == gen)
         futex(&resume_word, FUTEX_WAIT_PRIVATE, gen, NULL);
     restart_call(&seen, uc);
+    atomic_fetch_sub(&in_handlers, 1);
     errno = saved;
 }
 
@@ -217,6 +226,7 @@ void gs_stop_atfork_child(void)
 {
     gs_own_ntids = 0;
     atomic_store(&gs_stop_active, 0);
+    atomic_store(&in_handlers, 0); /* the parent's other threads are not here */
 }
 
 int gs_stop_init(void)
@@ -497,6 +507,14 @@ int gs_stop_world(struct gs_stopped **out, int *n, char *why, size_t whylen)
     if (sigaction(gs_stop_sig, NULL, &cur) || cur.sa_sigaction != stop_handler) {
         gs_fmt(why, whylen, "the program replaced gcspy's handler of signal %d", gs_stop_sig);
         return -1;
+    }
+    /* The last stop's threads out of the handler first (in_handlers): they
+     * were resumed and leave within microseconds; one that never does (it
+     * died there) costs 200 ms. */
+    for (uint64_t until = gs_now_fine() + 200000000ull;
+         atomic_load(&in_handlers) > 0 && gs_now_fine() < until;) {
+        struct timespec ts = {0, 50000};
+        syscall(SYS_nanosleep, &ts, NULL);
     }
     nslots = 0;
     atomic_store(&acks, 0);
