@@ -166,7 +166,7 @@ static int add_pool(uintptr_t p, uint32_t n, uintptr_t *cur, gs_pyarena_add_fn a
             if (!is_free[k] &&
                 dead_object(pool_buf + (POOL_OVERHEAD + (uintptr_t)k * size) / sizeof(uintptr_t),
                             size, pid))
-                is_free[k] = 2;
+                is_free[k] = 1; /* dead: handed on like a freed block */
     if (*cur < p && add(ctx, *cur, p))
         return -1;
     *cur = p + POOL_SIZE;

@@ -115,6 +115,22 @@ static int restartable(long nr, const greg_t *a)
     return 0;
 }
 
+/* What restart_call needs of a thread's slot, copied by its handler before
+ * it acknowledges: once the world runs again the next stop reuses the
+ * slots (nslots back to 0, each one cleared and refilled), possibly before
+ * this handler got the CPU back to restart its call. Read from the slot
+ * after the resume, a thread blocked in pause found the next stop's
+ * "not seen in a call" there and kept its EINTR (rel_pause in fork mode,
+ * whose scans follow each other within milliseconds: 4 runs of 40). A
+ * stop now also waits for the last one's handlers (in_handlers), but only
+ * for 200 ms: the copy keeps the call right when a thread takes longer. */
+struct seen_call {
+    long sc_nr;
+    int ran_seen;
+    uintptr_t sc_pc;
+    uintptr_t sc_args[6];
+};
+
 /* The stop signal must not be seen as an interruption: when it interrupted
  * one of the calls above (the one the thread was seen blocked in before it
  * was signalled: same return address, same six arguments, the kernel's
@@ -123,20 +139,6 @@ static int restartable(long nr, const greg_t *a)
  * call's number, rip back onto the syscall instruction. Not when another
  * signal the interrupted code accepts is pending: its handler runs next,
  * and the program must see EINTR for it, as without gcspy. */
-/* What restart_call needs of a thread's slot, copied by its handler before
- * it acknowledges: once the world runs again the next stop reuses the
- * slots (nslots back to 0, each one cleared and refilled), possibly before
- * this handler got the CPU back to restart its call. Read from the slot
- * after the resume, a thread blocked in pause found the next stop's
- * "not seen in a call" there and kept its EINTR (rel_pause in fork mode,
- * whose scans follow each other within milliseconds: 4 runs of 40). */
-struct seen_call {
-    long sc_nr;
-    int ran_seen;
-    uintptr_t sc_pc;
-    uintptr_t sc_args[6];
-};
-
 static void restart_call(const struct seen_call *me, ucontext_t *uc)
 {
     greg_t *g = uc->uc_mcontext.gregs;
