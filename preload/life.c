@@ -54,6 +54,7 @@
 #include "mem.h"
 #include "modules.h"
 #include "options.h"
+#include "pyframes.h"
 #include "python.h"
 #include "rank.h"
 #include "scan_trigger.h"
@@ -554,6 +555,7 @@ static void fork_child(void)
     summary_init(1);
     if (gs_core_start() == 0) {
         gs_modules_reemit();
+        gs_py_codes_reemit();
         gs_stack_lock();
         gs_spin_lock(&gs_meta.lock);
         gs_stack_reemit();

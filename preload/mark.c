@@ -35,6 +35,15 @@
  * tensor's storage) are leaves: marked like any block, never scanned, since
  * what they hold is numbers.
  *
+ * A word 1 to 7 bytes past a block's start is a start pointer: its low bits
+ * are a tag (glibc's tsearch keeps a node's colour in the low bit of its
+ * left link, so the nodes and the strings setenv keeps in them were
+ * "possible", one each time pytest sets PYTEST_CURRENT_TEST; CPython 3.14's
+ * stack references tag their low bit too). Boehm's collector calls these
+ * displacements; LeakSanitizer takes any interior pointer. An interior
+ * pointer from offset 8 on (the TCB's dtv+1) is still one, as memcheck
+ * says.
+ *
  * Interior lookups need the block that contains an address. The table is a
  * hash on addresses, but its slot function keeps every block of one 4 KiB
  * page in one aligned window of 256 slots (table.h), so the blocks of a page
@@ -316,6 +325,8 @@ static inline void visit_word(struct gs_scan *s, uintptr_t w, uint8_t mode, stru
      * prefetch of a bad address does nothing. */
     __builtin_prefetch((const void *)w);
     struct gs_block *b = find_start(w);
+    if (!b && (w & 7))
+        b = find_start(w & ~(uintptr_t)7); /* a tagged pointer */
     if (GS_UNLIKELY(s->cur_loader | s->cur_cuda)) {
         struct gs_block *c = b ? b : find_containing(s, w);
         if (c && c->kind != GS_MEM_HOST)
@@ -403,6 +414,21 @@ static size_t read_root_chunk(uintptr_t lo, size_t n, uintptr_t *buf, pid_t pid)
     return (size_t)got;
 }
 
+/* Zeroes the words of buf, a copy of the n words at lo, that lie in slack
+ * (roots.h): a list's unused capacity holds what its chunk last held. */
+static void blank_slack(const struct gs_scan *s, uintptr_t lo, size_t n, uintptr_t *buf)
+{
+    uintptr_t hi = lo + n * sizeof *buf;
+    const struct gs_range *v = s->slack;
+    for (size_t a = gs_range_first_after(v, s->nslack, lo); a < s->nslack && v[a].lo < hi; a++) {
+        uintptr_t from = v[a].lo > lo ? v[a].lo : lo;
+        uintptr_t to = v[a].hi < hi ? v[a].hi : hi;
+        from = (from + 7) & ~(uintptr_t)7;
+        if (to > from)
+            memset((char *)buf + (from - lo), 0, (to - from) & ~(uintptr_t)7);
+    }
+}
+
 /* loader: the words are the dynamic loader's own data (roots.h), which
  * holds host memory only (link maps, TLS, its caches) and a dangling pointer
  * to the ld.so.cache mapping it unmapped (glibc's cache_new), where the
@@ -428,6 +454,8 @@ static void scan_range(struct gs_scan *s, uintptr_t lo, uintptr_t hi, uint8_t mo
             lo = (lo + 4096) & ~(uintptr_t)4095; /* skip the page that failed */
             continue;
         }
+        if (s->nslack)
+            blank_slack(s, lo, got / 8, buf);
         gs_mark_words(s, buf, got / 8, mode, NULL);
         lo += (uintptr_t)got;
     }
@@ -471,16 +499,41 @@ static void scan_root(struct gs_scan *s, const struct gs_roots *roots, uintptr_t
         scan_plain(s, z, hi, mode);
 }
 
-/* Blocks are read in place (a copy would cost a syscall per block), so the
- * pages the program made unreadable (s->noread, from /proc/self/maps with
- * the world stopped) are left out and counted: nothing else can change a
- * protection until the world restarts (gcspy's writer thread never touches
- * the program's heap). Almost always there are none. */
+static void mark_span(struct gs_scan *s, uint8_t kind, uintptr_t lo, uintptr_t hi, uint8_t mode,
+                      struct gs_block *leader);
+
+/* A block's bytes. Those in slack (roots.h) hold no value and are skipped:
+ * only a block larger than pymalloc's 512 bytes can hold a list's item
+ * array, so smaller ones are not looked up. */
 void gs_mark_block(struct gs_scan *s, const struct gs_block *b, uint8_t mode,
                    struct gs_block *leader)
 {
     uintptr_t lo = b->addr, hi = b->addr + b->size / 8 * 8;
-    if (GS_UNLIKELY(b->kind == GS_MEM_PINNED || b->kind == GS_MEM_MANAGED)) {
+    if (GS_LIKELY(!s->nslack || b->size <= 512 || b->kind != GS_MEM_HOST)) {
+        mark_span(s, b->kind, lo, hi, mode, leader);
+        return;
+    }
+    for (size_t a = gs_range_first_after(s->slack, s->nslack, lo); lo < hi; a++) {
+        uintptr_t stop = a < s->nslack && s->slack[a].lo < hi ? s->slack[a].lo & ~(uintptr_t)7 : hi;
+        if (stop > lo)
+            mark_span(s, b->kind, lo, stop, mode, leader);
+        if (stop >= hi)
+            break;
+        uintptr_t resume = (s->slack[a].hi + 7) & ~(uintptr_t)7;
+        lo = resume > lo ? resume : lo;
+    }
+}
+
+/* [lo, hi) of a block of that kind. Blocks are read in place (a copy would
+ * cost a syscall per block), so the pages the program made unreadable
+ * (s->noread, from /proc/self/maps with the world stopped) are left out and
+ * counted: nothing else can change a protection until the world restarts
+ * (gcspy's writer thread never touches the program's heap). Almost always
+ * there are none. */
+static void mark_span(struct gs_scan *s, uint8_t kind, uintptr_t lo, uintptr_t hi, uint8_t mode,
+                      struct gs_block *leader)
+{
+    if (GS_UNLIKELY(kind == GS_MEM_PINNED || kind == GS_MEM_MANAGED)) {
         /* CUDA host memory is copied out as roots are: a pinned block the
          * driver unmapped by a path the hooks did not see must not fault,
          * and write-combined pages are read once, in bulk */
@@ -508,15 +561,7 @@ void gs_mark_block(struct gs_scan *s, const struct gs_block *b, uint8_t mode,
         return;
     }
     const struct gs_range *v = s->noread;
-    size_t a = 0, z = s->nnoread;
-    while (a < z) { /* the first range that ends after lo */
-        size_t m = (a + z) / 2;
-        if (v[m].hi <= lo)
-            a = m + 1;
-        else
-            z = m;
-    }
-    for (; lo < hi; a++) {
+    for (size_t a = gs_range_first_after(v, s->nnoread, lo); lo < hi; a++) {
         uintptr_t stop = a < s->nnoread && v[a].lo < hi ? v[a].lo : hi;
         if (stop > lo)
             gs_mark_words(s, (const uintptr_t *)lo, (stop - lo) / 8, mode, leader);

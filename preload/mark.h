@@ -68,6 +68,9 @@ struct gs_scan {
      * of blocks left unread there */
     const struct gs_range *noread;
     size_t nnoread;
+    /* memory read as zeros: roots.h's slack (sorted, merged) */
+    const struct gs_range *slack;
+    size_t nslack;
     uint64_t unreadable_bytes;
     /* counters */
     uint64_t bytes_scanned, visited, live_blocks, live_bytes;

@@ -20,6 +20,7 @@ void (*gs_py_err_clear)(void);
 
 uintptr_t gs_py_freelist_types[GS_PY_MAX_FREELIST_TYPES];
 int gs_py_nfreelist_types;
+uintptr_t gs_py_list_type;
 
 /* The exact types CPython 3.10-3.14 keep dead objects of on a free list
  * (the Objects/ files, the WITH_FREELISTS paths; 3.14's _Py_FREELIST_FREE). The
@@ -44,6 +45,7 @@ static void resolve_freelist_types(void)
             gs_py_freelist_types[n++] = (uintptr_t)t;
     }
     gs_py_nfreelist_types = n;
+    gs_py_list_type = (uintptr_t)gs_elf_find("PyList_Type");
 }
 
 /* 3.10 has PyObject_CallOneArg as an inline function only. */

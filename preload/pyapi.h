@@ -34,6 +34,9 @@ extern void (*gs_py_err_clear)(void);
 #define GS_PY_MAX_FREELIST_TYPES 16
 extern uintptr_t gs_py_freelist_types[GS_PY_MAX_FREELIST_TYPES];
 extern int gs_py_nfreelist_types;
+/* PyList_Type's address (0 when not exported): a live list's unused
+ * capacity is not a root (pyarena.c). */
+extern uintptr_t gs_py_list_type;
 
 /* Finds the functions above: 0, or -1 when one is missing. Where a
  * function was renamed across 3.10-3.14 (3.13's Py_IsFinalizing) or is

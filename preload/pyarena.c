@@ -35,6 +35,19 @@
  * object is known by its type (one of the free-list types, pyapi.c) and a
  * reference count of 0 or, in 3.14, a free-list link in its place.
  *
+ * Nor the unused capacity of a live list: a list over-allocates its item
+ * array (list_resize), and the slots past ob_size keep what the array's
+ * chunk last held until an append writes them. On Debian's 3.11, a test
+ * that dropped ctypes' malloc result left the address as a dead int's
+ * digit in a 32-byte block that became a 4-slot item array of a 3-item
+ * list: the block stayed reachable, in 2 of 5 pytest runs, one test late
+ * or until exit. Such ranges are handed to slack() instead, wherever the
+ * array lies (a pool, or a malloc'd block for more than 64 slots), and
+ * marking reads them as zeros (mark.c). A list is known by its exact type
+ * (PyList_Type, 16 bytes into its block after PyGC_Head, as in 3.10 to
+ * 3.14), a non-zero reference count, and 0 <= ob_size <= allocated < 2^28,
+ * which a block that merely holds the type's address among pointers fails.
+ *
  * A pool is recognised by its header alone, at each 16 KiB boundary:
  *   union { block *_padding; uint count; } ref;  block *freeblock;
  *   pool_header *nextpool, *prevpool;
@@ -154,19 +167,36 @@ static int dead_object(const uintptr_t *b, uint32_t size, pid_t pid)
     return 0;
 }
 
+/* The unused slots of the live list in block b (size bytes), if it holds
+ * one: [ob_item + ob_size, ob_item + allocated) to slack(). PyListObject:
+ * ob_refcnt, ob_type, ob_size, ob_item, allocated. */
+static int list_slack(const uintptr_t *b, uint32_t size, gs_pyarena_add_fn slack, void *ctx)
+{
+    if (size < 16 + 5 * sizeof(uintptr_t) || b[3] != gs_py_list_type || !b[2])
+        return 0;
+    uintptr_t len = b[4], items = b[5], cap = b[6];
+    if (len >= cap || cap >= (1u << 28) || !items || items & 7)
+        return 0;
+    return slack(ctx, items + len * sizeof(uintptr_t), items + cap * sizeof(uintptr_t));
+}
+
 /* Hands on the allocated, live blocks of the walked pool at p, merged into
- * runs; *cur is where the part of the mapping not yet handed on begins. */
-static int add_pool(uintptr_t p, uint32_t n, uintptr_t *cur, gs_pyarena_add_fn add, void *ctx,
-                    pid_t pid)
+ * runs, and the unused capacity of the lists among them; *cur is where the
+ * part of the mapping not yet handed on begins. */
+static int add_pool(uintptr_t p, uint32_t n, uintptr_t *cur, gs_pyarena_add_fn add,
+                    gs_pyarena_add_fn slack, void *ctx, pid_t pid)
 {
     const struct pool_header *h = (const struct pool_header *)pool_buf;
     uint32_t size = (h->szidx + 1) * 16;
-    if (gs_py_nfreelist_types)
-        for (uint32_t k = 0; k < n; k++)
-            if (!is_free[k] &&
-                dead_object(pool_buf + (POOL_OVERHEAD + (uintptr_t)k * size) / sizeof(uintptr_t),
-                            size, pid))
-                is_free[k] = 1; /* dead: handed on like a freed block */
+    for (uint32_t k = 0; k < n; k++) {
+        if (is_free[k])
+            continue;
+        const uintptr_t *b = pool_buf + (POOL_OVERHEAD + (uintptr_t)k * size) / sizeof(uintptr_t);
+        if (gs_py_nfreelist_types && dead_object(b, size, pid))
+            is_free[k] = 1; /* dead: handed on like a freed block */
+        else if (gs_py_list_type && list_slack(b, size, slack, ctx))
+            return -1;
+    }
     if (*cur < p && add(ctx, *cur, p))
         return -1;
     *cur = p + POOL_SIZE;
@@ -194,7 +224,8 @@ int gs_pyarena_precise(void)
            !gs_py_finalizing();
 }
 
-int gs_pyarena_split(uintptr_t lo, uintptr_t hi, gs_pyarena_add_fn add, void *ctx)
+int gs_pyarena_split(uintptr_t lo, uintptr_t hi, gs_pyarena_add_fn add, gs_pyarena_add_fn slack,
+                     void *ctx)
 {
     pid_t pid = (pid_t)syscall(SYS_getpid);
     uintptr_t cur = lo;
@@ -210,7 +241,7 @@ int gs_pyarena_split(uintptr_t lo, uintptr_t hi, gs_pyarena_add_fn add, void *ct
         for (int i = 0; i < ok; i++) {
             uintptr_t q = p + (uintptr_t)i * POOL_SIZE;
             uint32_t n = cheap_check(&hdr[i]) ? walk_pool(q, pid) : 0;
-            if (n && add_pool(q, n, &cur, add, ctx, pid))
+            if (n && add_pool(q, n, &cur, add, slack, ctx, pid))
                 return -1;
         }
         p += (uintptr_t)(ok ? ok : 1) * POOL_SIZE; /* a failed read: skip a pool */

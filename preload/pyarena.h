@@ -16,8 +16,11 @@ typedef int (*gs_pyarena_add_fn)(void *ctx, uintptr_t lo, uintptr_t hi);
 
 /* Calls add(ctx, lo, hi), in address order, for the parts of [lo, hi) that
  * are roots: all of it but, in each consistent pymalloc pool there, the
- * header, the freed blocks and the space not handed out. Returns -1 as soon
- * as add does. Only while the world is stopped. */
-int gs_pyarena_split(uintptr_t lo, uintptr_t hi, gs_pyarena_add_fn add, void *ctx);
+ * header, the freed blocks and the space not handed out; and slack(ctx, lo,
+ * hi), in no order, for the unused capacity of each live list found there
+ * (memory anywhere, pools or malloc'd blocks, that holds no value). Returns
+ * -1 as soon as either does. Only while the world is stopped. */
+int gs_pyarena_split(uintptr_t lo, uintptr_t hi, gs_pyarena_add_fn add, gs_pyarena_add_fn slack,
+                     void *ctx);
 
 #endif /* GCSPY_PYARENA_H */

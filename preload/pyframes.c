@@ -14,7 +14,12 @@
  * Python struct is compiled in. Code objects are interned like stack
  * nodes: a PYCODE record (file, qualified name, first line; 3.10 has only
  * the plain name) is written the first time one is seen, before any stack
- * that uses it. Lines come from PyCode_Addr2Line through a per-thread cache
+ * that uses it. A fork's child starts a trace of its own, whose inherited
+ * stacks name the parent's code ids: the names are copied when a code is
+ * interned, and the child writes every PYCODE again from that copy
+ * (gs_py_codes_reemit), since a code object may be gone by the fork (a
+ * DataLoader worker's report named its inherited frames "<python code
+ * 39>" before). Lines come from PyCode_Addr2Line through a per-thread cache
  * keyed by (code, offset).
  * The Python frames replace the interpreter's own frames in the native stack:
  * each native frame inside _PyEval_EvalFrameDefault stands for the Python
@@ -89,6 +94,66 @@ struct pycode {
 static struct pycode *codes;
 static atomic_int codes_lock;
 static uint32_t next_code = 1;
+
+/* Each code id's PYCODE fields, by id, their bytes in one arena, appended
+ * under codes_lock (a file's name is shared by the codes that follow it
+ * while the same str is theirs). Virtual reservations: only what is used
+ * is touched. An id whose names did not fit keeps len 0 and is not
+ * re-emitted. */
+#define GS_PYNAME_BYTES (64u << 20)
+struct code_names {
+    uint32_t foff, flen, noff, nlen;
+    int32_t firstline;
+};
+static struct code_names *names_of;
+static char *name_bytes;
+static uint32_t name_used, last_foff, last_flen;
+static uintptr_t last_file;
+
+static uint32_t keep_bytes(const char *s, size_t n)
+{
+    if (n > GS_PYNAME_BYTES - name_used)
+        return UINT32_MAX;
+    uint32_t off = name_used;
+    memcpy(name_bytes + off, s, n);
+    name_used += (uint32_t)n;
+    return off;
+}
+
+/* Under codes_lock. cfile: the file's str (0 when not from a code object). */
+static void keep_names(uint32_t id, uintptr_t cfile, const char *file, size_t flen,
+                       const char *name, size_t nlen, int firstline)
+{
+    if (!names_of || id >= GS_PYCODES || !flen || !nlen)
+        return;
+    uint32_t foff = last_foff;
+    if (!cfile || cfile != last_file || flen != last_flen ||
+        memcmp(name_bytes + last_foff, file, flen)) {
+        foff = keep_bytes(file, flen);
+        if (foff == UINT32_MAX)
+            return;
+        last_file = cfile;
+        last_foff = foff;
+        last_flen = (uint32_t)flen;
+    }
+    uint32_t noff = keep_bytes(name, nlen);
+    if (noff == UINT32_MAX)
+        return;
+    names_of[id] = (struct code_names){foff, (uint32_t)flen, noff, (uint32_t)nlen, firstline};
+}
+
+void gs_py_codes_reemit(void)
+{
+    atomic_store(&codes_lock, 0); /* a thread that held it does not exist here */
+    if (!names_of)
+        return;
+    for (uint32_t id = 1; id < next_code && id < GS_PYCODES; id++) {
+        const struct code_names *k = &names_of[id];
+        if (k->nlen && gs_emit_pycode(id, name_bytes + k->foff, k->flen, name_bytes + k->noff,
+                                      k->nlen, k->firstline))
+            return;
+    }
+}
 
 static inline uint64_t code_hash(uintptr_t c)
 {
@@ -190,6 +255,7 @@ static struct pycode *code_get(uintptr_t c, int may_intern)
     e->file = cfile;
     e->name = cname;
     e->is_step = (uint8_t)is_step_code(c, file, (size_t)flen, name, (size_t)nlen);
+    keep_names(e->id, cfile, file, (size_t)flen, name, (size_t)nlen, firstline);
     gs_emit_pycode(e->id, file, (size_t)flen, name, (size_t)nlen, firstline);
     atomic_store_explicit(&e->code, c, memory_order_release);
     gs_spin_unlock(&codes_lock);
@@ -202,6 +268,8 @@ uint32_t gs_py_code_new(const char *file, size_t flen, const char *fn, size_t fn
         return 0;
     gs_spin_lock(&codes_lock);
     uint32_t id = next_code < (1u << 30) ? next_code++ : 0;
+    if (id)
+        keep_names(id, 0, file, flen, fn, fnlen, 0);
     gs_spin_unlock(&codes_lock);
     if (id && gs_emit_pycode(id, file, flen, fn, fnlen, 0))
         return 0;
@@ -371,6 +439,13 @@ int gs_pyframes_start(void)
     codes = gs_pages_alloc(GS_PYCODES * sizeof *codes);
     if (!codes)
         return -1;
+    /* without room for the names, a fork's child only names its new codes */
+    names_of = gs_pages_alloc(GS_PYCODES * sizeof *names_of);
+    name_bytes = names_of ? gs_pages_alloc(GS_PYNAME_BYTES) : NULL;
+    if (!name_bytes) {
+        gs_pages_free(names_of, GS_PYCODES * sizeof *names_of);
+        names_of = NULL;
+    }
     Dl_info info;
     const ElfW(Sym) *sym = NULL;
     void *eval = gs_elf_find("_PyEval_EvalFrameDefault");

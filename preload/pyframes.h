@@ -28,5 +28,9 @@ uint32_t gs_py_code_new(const char *file, size_t flen, const char *fn, size_t fn
  * gs_py_on is set. 0, or -1. */
 int gs_pyframes_resolve(const struct gs_pylayout *layout);
 int gs_pyframes_start(void);
+/* In a fork's child, before its stacks are written again: every code id
+ * interned so far as a PYCODE record, from the names copied when it was
+ * (the code object may be gone). */
+void gs_py_codes_reemit(void);
 
 #endif /* GCSPY_PYFRAMES_H */

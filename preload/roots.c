@@ -163,9 +163,7 @@ static size_t merge_ranges(struct gs_range *a, size_t n)
     return o + 1;
 }
 
-/* In sorted, merged ranges v[]: the first that ends after lo (n if none),
- * the only one that may hold lo or begin the ranges above it. */
-static size_t first_after(const struct gs_range *v, size_t n, uintptr_t lo)
+size_t gs_range_first_after(const struct gs_range *v, size_t n, uintptr_t lo)
 {
     size_t a = 0, b = n;
     while (a < b) {
@@ -182,7 +180,7 @@ static size_t first_after(const struct gs_range *v, size_t n, uintptr_t lo)
 static int add_minus(struct gs_roots *r, uintptr_t lo, uintptr_t hi, const struct gs_range *ex,
                      size_t nex)
 {
-    for (size_t i = first_after(ex, nex, lo); i < nex && ex[i].lo < hi && lo < hi; i++) {
+    for (size_t i = gs_range_first_after(ex, nex, lo); i < nex && ex[i].lo < hi && lo < hi; i++) {
         if (ex[i].lo > lo && push_range(&r->r, &r->n, &r->cap, lo, ex[i].lo))
             return -1;
         if (ex[i].hi > lo)
@@ -288,7 +286,7 @@ static const struct map *map_of(const struct map *m, size_t n, uintptr_t a)
 /* Whether a tracked host block lies in [lo, hi): heap[] is sorted, merged. */
 static int holds_tracked(const struct gs_range *heap, size_t nheap, uintptr_t lo, uintptr_t hi)
 {
-    size_t a = first_after(heap, nheap, lo);
+    size_t a = gs_range_first_after(heap, nheap, lo);
     return a < nheap && heap[a].lo < hi;
 }
 
@@ -528,12 +526,18 @@ static int add_minus_cb(void *ctx, uintptr_t lo, uintptr_t hi)
     return add_minus(m->r, lo, hi, m->c->ex, m->c->nex);
 }
 
+static int add_slack_cb(void *ctx, uintptr_t lo, uintptr_t hi)
+{
+    struct gs_roots *r = ((const struct minus_ctx *)ctx)->r;
+    return push_range(&r->slack, &r->nslack, &r->slack_cap, lo, hi);
+}
+
 /* A mapping that is a root, less the exclusions (and, while the
  * interpreter runs, less the free parts of CPython's pools). */
 static int add_plain(struct gs_roots *r, const struct collect *c, const struct map *m, int precise)
 {
     struct minus_ctx mc = {r, c};
-    return !m->file && precise ? gs_pyarena_split(m->lo, m->hi, add_minus_cb, &mc)
+    return !m->file && precise ? gs_pyarena_split(m->lo, m->hi, add_minus_cb, add_slack_cb, &mc)
                                : add_minus(r, m->lo, m->hi, c->ex, c->nex);
 }
 
@@ -629,6 +633,7 @@ int gs_roots_collect(struct gs_roots *r, const struct gs_stopped *th, int nth,
         add_stacks(r, &c, th, nth, self_sp, self_is_program, self_regs, nself_regs) == 0) {
         c.nex = merge_ranges(c.ex, c.nex);
         rc = add_mappings(r, &c, th, nth, self_sp);
+        r->nslack = merge_ranges(r->slack, r->nslack);
     }
     gs_pages_free(c.maps, c.mcap * sizeof *c.maps);
     gs_pages_free(c.ex, c.xcap * sizeof *c.ex);
@@ -640,6 +645,7 @@ void gs_roots_free(struct gs_roots *r)
     gs_pages_free(r->r, r->cap * sizeof *r->r);
     gs_pages_free(r->regs, r->regs_bytes);
     gs_pages_free(r->noread, r->noread_cap * sizeof *r->noread);
+    gs_pages_free(r->slack, r->slack_cap * sizeof *r->slack);
     memset(r, 0, sizeof *r);
 }
 

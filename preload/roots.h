@@ -17,6 +17,11 @@ struct gs_roots {
      * skips these bytes of a block instead of faulting. Sorted, merged. */
     struct gs_range *noread;
     size_t nnoread, noread_cap;
+    /* Memory that holds no value although it lies in a root or a block: a
+     * CPython list's unused capacity (pyarena.c). Marking reads it as
+     * zeros. Sorted, merged. */
+    struct gs_range *slack;
+    size_t nslack, slack_cap;
     /* The dynamic loader's writable segment (0, 0 when unknown): its words
      * keep host blocks only (mark.c). */
     uintptr_t loader_lo, loader_hi;
@@ -37,5 +42,8 @@ void gs_roots_init(void); /* at start-up: loader facts the stopped world cannot 
  * array), and sort and merge in place (returns the new count). */
 int gs_range_push(struct gs_range **v, size_t *n, size_t *cap, uintptr_t lo, uintptr_t hi);
 size_t gs_range_merge(struct gs_range *a, size_t n);
+/* In sorted, merged ranges v[]: the first that ends after lo (n if none),
+ * the only one that may hold lo or begin the ranges above it. */
+size_t gs_range_first_after(const struct gs_range *v, size_t n, uintptr_t lo);
 
 #endif /* GCSPY_ROOTS_H */

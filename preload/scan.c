@@ -150,6 +150,8 @@ static int mark_and_classify(const struct gs_stopped *th, int nth, uintptr_t roo
         return -1;
     s.noread = roots.noread;
     s.nnoread = roots.nnoread;
+    s.slack = roots.slack;
+    s.nslack = roots.nslack;
     gs_mark_roots(&s, &roots);
     gs_mark_held(&s);
     gs_classify(&s);

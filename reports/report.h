@@ -30,7 +30,7 @@
 #define GS_REPORT_JSON_VERSION 1
 /* additions within version 1: 1 = findings and sites; 2 = the peak and
  * temporary views (peak.sites, temporary) */
-#define GS_REPORT_JSON_MINOR 2
+#define GS_REPORT_JSON_MINOR 3
 
 struct gs_report_item {
     const char *trace;

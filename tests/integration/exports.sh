@@ -104,7 +104,7 @@ d = json.load(open(sys.argv[1]))
 bad = []
 def check(c, what):
     if not c: bad.append(what)
-check(d["version"] == 1 and d["version_minor"] == 2, "version 1.2")
+check(d["version"] == 1 and d["version_minor"] == 3, "version 1.3")
 p = d["processes"][0]
 pk, tm = p["peak"], p["temporary"]
 by = {s["site"]["function"]: s for s in pk["sites"]}

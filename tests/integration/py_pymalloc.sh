@@ -18,6 +18,13 @@
 # array (ob_item): a malloc of the array's size, dropped at once, gets that
 # chunk and is new and definite, exactly 1 block of 640 bytes, in at least
 # 9 of 10 runs (before pyarena.c's free-list rule: reachable in 10 of 10).
+# A live list's unused capacity (the slots past ob_size, which keep what
+# the array's chunk last held) holding the only copy of an address: written
+# there with ctypes into a 3-item list of capacity 4 (a pymalloc array) and
+# a 101-item list of capacity 116 (a malloc'd one). Both blocks, 1111 and
+# 2222 bytes, are new and lost (definite or indirect: a new block's stale
+# bytes may point at the other), exactly, in stop-the-world and fork mode
+# (before pyarena.c's list rule: both reachable).
 # With trixie's python3.13 (its root, tests/lib.sh in_root), a malloc(1001)
 # dropped the plain way on the scanning thread (`libc.malloc(1001)` as a
 # statement) is new and definite, exactly 1 block of 1001 bytes, and not
@@ -81,6 +88,35 @@ for i in 1 2 3 4 5 6 7 8 9 10; do
 done
 echo "free list: $good of 10 runs exact"
 [ "$good" -ge 9 ] || fail "free list: only $good of 10 runs found the 640-byte block a dead list's ob_item pointed at new and definite"
+
+cat > "$T/slack.py" <<'PY'
+import ctypes, gcspy
+libc = ctypes.CDLL(None)
+libc.malloc.restype = ctypes.c_void_p
+libc.malloc.argtypes = [ctypes.c_size_t]
+def spare(lst, i):
+    """The address of lst's unused slot i (PyListObject: ob_item at 24,
+    allocated at 32)."""
+    cap = ctypes.c_ssize_t.from_address(id(lst) + 32).value
+    assert len(lst) <= i < cap, (len(lst), i, cap)
+    return ctypes.c_void_p.from_address(id(lst) + 24).value + 8 * i
+small = [1, 2, 3]
+small.append(4)
+small.pop()
+big = [None] * 100
+big.append(None)
+gcspy.scan()
+ctypes.c_void_p.from_address(spare(small, 3)).value = libc.malloc(1111)
+ctypes.c_void_p.from_address(spare(big, 110)).value = libc.malloc(2222)
+r = gcspy.scan()
+lost = [r.new[c] for c in ("definite", "indirect")]
+print((sum(n.blocks for n in lost), sum(n.bytes for n in lost)), len(small), len(big))
+PY
+for mode in stw fork; do
+  out=$(cd "$T" && PYTHONPATH="$OLDPWD/python" GCSPY_SCAN_MODE=$mode GCSPY_QUIET=1 \
+        GCSPY_OUTPUT="$T/s.trace" LD_PRELOAD="$OLDPWD/build/libgcspy.so" "$py" slack.py 2>&1)
+  [ "$out" = "(2, 3333) 3 101" ] || fail "list capacity ($mode): $out, not (2, 3333) 3 101"
+done
 
 cat > "$T/own.py" <<'PY'
 import ctypes, gcspy

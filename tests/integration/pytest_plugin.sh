@@ -9,10 +9,11 @@
 #     scan and not in the one after, whose definite total is the same, in
 #     stop-the-world and fork mode;
 #   - `gcspy run -- python3 -m pytest -p gcspy.pytest_plugin --junitxml`:
-#     the test that drops a 4321-byte ctypes malloc (made in a thread that
-#     ends: docs/python.md says why one made on the thread that scans can be
-#     seen a few tests late) fails by itself with
-#     exactly 4321 bytes in 1 block; the clean tests before and after it pass
+#     the test that drops a 4321-byte ctypes malloc (in its own body, on
+#     the thread that scans) fails by itself with exactly 4321 bytes in 1
+#     block, definite or possible (a stale interior pointer in the
+#     interpreter's memory makes it possible in some runs: docs/python.md,
+#     "Limits"; possible counts by default); the clean tests before and after it pass
 #     with 0 (earlier leaks are not theirs); gcspy_limit_leaks("1 MB")
 #     passes a 5000-byte leak, gcspy_limit_leaks("1 KB") fails a 2000-byte
 #     one; the JUnit XML (parsed) has one <failure> per failed test and each
@@ -36,7 +37,6 @@ src=$PWD/python
 T=$GS_T
 cat > "$T/test_leaks.py" <<'PY'
 import ctypes
-import threading
 import pytest
 
 libc = ctypes.CDLL(None)
@@ -45,10 +45,8 @@ libc.malloc.argtypes = [ctypes.c_size_t]
 
 
 def leak(n):
-    """A ctypes malloc(n) that is dropped, made in a thread that then ends."""
-    t = threading.Thread(target=libc.malloc, args=(n,))
-    t.start()
-    t.join()
+    """A ctypes malloc(n) that is dropped, on the test's own thread."""
+    libc.malloc(n)
 
 
 def test_clean_first():
@@ -97,19 +95,20 @@ print(gcspy.active(), gcspy.scan())')
   --co test_leaks.py 2>&1) | grep -q '^gcspy: not loaded' || fail "without the shim: no 'gcspy: not loaded' header"
 
 # 2. the API under the shim: a block lost since the last API scan is new
-# once, then counted in the total only (stop-the-world and fork mode)
+# once, then counted in the total only (stop-the-world and fork mode). It
+# is dropped on the scanning thread; its class, definite or possible (with
+# Debian's 3.11 a live 16-byte block keeps an interior pointer into the
+# chunk, docs/python.md), is the same in both scans.
 cat > "$T/api.py" <<'PY'
-import ctypes, threading, gcspy
+import ctypes, gcspy
 libc = ctypes.CDLL(None)
 libc.malloc.restype = ctypes.c_void_p
 libc.malloc.argtypes = [ctypes.c_size_t]
 gcspy.scan()
-t = threading.Thread(target=libc.malloc, args=(1001,))
-t.start()
-t.join()
+libc.malloc(1001)
 a, b = gcspy.scan(), gcspy.scan()
-print(gcspy.active(), tuple(a.new["definite"]), tuple(b.new["definite"]),
-      b.total["definite"].bytes - a.total["definite"].bytes)
+lost = lambda n: (sum(n[c].blocks for c in gcspy.CLASSES), sum(n[c].bytes for c in gcspy.CLASSES))
+print(gcspy.active(), lost(a.new), lost(b.new), lost(b.total)[1] - lost(a.total)[1])
 PY
 for mode in stw fork; do
   out=$(cd "$T" && PYTHONPATH=$src GCSPY_SCAN_MODE=$mode GCSPY_QUIET=1 GCSPY_OUTPUT="$T/api.trace" \
@@ -126,7 +125,7 @@ run_pytest() { # NAME ARGS...: $T/NAME.out, .xml, .trace; sets rc
 }
 run_pytest main -p gcspy.pytest_plugin
 [ "$rc" = 1 ] || fail "pytest under gcspy: exit $rc, not 1 (tests failed)"
-sed -n '/^_* test_leak _*$/,/^_/p' "$T/main.out" | grep -q '^gcspy: the test leaked 4.2 KiB (4321 B), over its limit of 0 B: 4.2 KiB (4321 B) in 1 block, definite' ||
+sed -n '/^_* test_leak _*$/,/^_/p' "$T/main.out" | grep -Eq '^gcspy: the test leaked 4.2 KiB \(4321 B\), over its limit of 0 B: 4.2 KiB \(4321 B\) in 1 block, (definite|possible)' ||
   fail "test_leak's failure does not say 4321 bytes: $(sed -n '/^_* test_leak _*$/,/^_/p' "$T/main.out")"
 junit "$T/main.xml" > "$T/main.junit"
 expect="test_clean_first passed 0 0

@@ -6,7 +6,9 @@
 #   leaks.trace (analyzer_mktraces): two findings, largest first, on the
 #     first screen of the text report; site_a's definite and indirect blocks
 #     are one site; site_b's possible-only host block makes no finding but
-#     stays a site; the sites add up to the summary
+#     stays a site; the sites (and sites_folded) add up to the summary;
+#     with --max-groups 1 all sites without lost bytes but the first are
+#     folded, and the sums still hold
 #   growth_leak.trace: a growth finding at site_a, "freed at exit"
 #   frag.trace: fragmentation as bytes wasted outside the largest free piece
 #   a real Python program (ctypes malloc dropped 10 times at one line, under
@@ -42,6 +44,7 @@ grep -qxF "         100 bytes/1      100 bytes/1                -      100 bytes
 for s in leaks growth_leak frag; do
   "$G" report --format json "$T/$s.trace" >"$T/$s.json" || fail "$s: json report exited $?"
 done
+"$G" report --format json --max-groups 1 "$T/leaks.trace" >"$T/leaks1.json" || fail "--max-groups 1: json report exited $?"
 $PY - "$T" <<'EOF' || fail "JSON findings and sites"
 import json, sys
 T = sys.argv[1]
@@ -52,7 +55,7 @@ def check(ok, what):
         print("  not so: " + what)
 def proc(name):
     d = json.load(open(f"{T}/{name}.json"))
-    check(d["version"] == 1 and d["version_minor"] == 2, f"{name}: version 1.2")
+    check(d["version"] == 1 and d["version_minor"] == 3, f"{name}: version 1.3")
     return d["processes"][0]
 p = proc("leaks")
 got = [(f["kind"], f["memory"], f["bytes"], f["blocks"], f["class"], f["user_frame"]["function"],
@@ -69,10 +72,19 @@ a = [s for s in p["sites"] if s["memory"] == "host" and s["user_frame"] and s["u
 check(len(a) == 1 and a[0]["worst_class"] == "definite" and a[0]["lost"] == {"bytes": 200, "blocks": 2}
       and a[0]["classes"]["reachable"] == {"bytes": 100, "blocks": 1}, f"site_a site {a}")
 # one set of numbers: the sites add up to the summary, class by class
-for c in ("definite", "indirect", "possible", "reachable", "not-freed"):
-    for key in ("bytes", "blocks"):
-        s = sum(x["classes"][c][key] for x in p["sites"])
-        check(s == p["summary"][c]["total"][key], f"sites' {c} {key} {s} == summary's")
+def add_up(p, what):
+    for c in ("definite", "indirect", "possible", "reachable", "not-freed"):
+        for key in ("bytes", "blocks"):
+            s = sum(x["classes"][c][key] for x in p["sites"]) + p["sites_folded"]["classes"][c][key]
+            check(s == p["summary"][c]["total"][key], f"{what}: sites' {c} {key} {s} == summary's")
+add_up(p, "default")
+check(p["sites_folded"]["sites"] == 0, f"nothing folded by default: {p['sites_folded']}")
+p1 = proc("leaks1")
+add_up(p1, "--max-groups 1")
+quiet = [s["stack_id"] for s in p["sites"] if not s["lost"]["blocks"]]
+check(len(quiet) > 1 and p1["sites_folded"]["sites"] == len(quiet) - 1 and
+      [s["stack_id"] for s in p1["sites"]] == [s["stack_id"] for s in p["sites"] if s["lost"]["blocks"]] + quiet[:1],
+      f"--max-groups 1 folds {len(quiet) - 1} of the {len(quiet)} sites without lost bytes: {p1['sites_folded']}")
 g = proc("growth_leak")["findings"]
 check(len(g) == 1 and g[0]["kind"] == "growth" and g[0]["rate"] == 1000 and
       g[0]["rate_unit"] == "bytes/step" and g[0]["freed_at_exit"] is True and

@@ -221,6 +221,12 @@ GS.renderLeaks = function (body, p) {
     filters.appendChild(GS.el('label', null, cb, ' ' + c + ' (' + (counts[c] || 0) + ')'));
   });
   body.appendChild(filters);
+  var folded = bySite && p.sites_folded && p.sites_folded.sites ? p.sites_folded : null;
+  if (folded) {
+    var fb = GS.classes.reduce(function (a, c) { return a + (folded.classes[c] ? folded.classes[c].bytes : 0); }, 0);
+    body.appendChild(GS.note('Left out beyond --max-groups: ' + GS.fmtCount(folded.sites) +
+      ' more sites with reachable or not-freed blocks only (' + GS.fmtBytes(fb) + ').'));
+  }
   if (omitted.length && !bySite) {
     body.appendChild(GS.note('Left out beyond --max-groups: ' + omitted.map(function (o) {
       return o.groups + ' ' + o.class + ' groups (' + GS.fmtBytes(o.bytes) + ')';
