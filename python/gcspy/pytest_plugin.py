@@ -137,10 +137,11 @@ class _PerTest:
                "gcspy report on the trace (the scan after the marker \"pytest %s\")"
                % (gcspy.format_size(leaked), gcspy.format_size(limit), _amounts(leaks),
                   item.nodeid))
-        report.sections.append(("gcspy", msg))
         if report.passed:
             report.outcome = "failed"
             report.longrepr = msg
+        else:  # failed already: the leak is said beside the test's own failure
+            report.sections.append(("gcspy", msg))
 
     def pytest_terminal_summary(self, terminalreporter):
         if not self.verdicts:

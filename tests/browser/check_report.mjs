@@ -488,11 +488,21 @@ async function checkPage(spec) {
   if (spec.processes) {
     const n = await page.$$eval('#proc option', (o) => o.length);
     check(n === spec.processes, `the process picker offers ${spec.processes} processes (${n})`);
+    // one set of numbers: each process's leak badge says what its row in
+    // the processes table says
+    const sameAsRow = async (i) => {
+      const got = await page.evaluate((k) => ({
+        badge: document.querySelector('#summary .badge .badge-value').textContent,
+        row: document.querySelectorAll('#summary table.processes tbody tr')[k].children[1].textContent }), i);
+      check(got.badge === got.row, `process ${i + 1}: the leak badge (${got.badge}) is its row's leaked (${got.row})`);
+    };
+    await sameAsRow(0);
     for (let i = 1; i < n; i++) {
       await page.selectOption('#proc', String(i));
       await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });
       const shown = await page.$$eval('#summary .body .error', (e) => e.map((x) => x.textContent));
       check(shown.length === 0, `process ${i + 1} draws (${shown.join('; ') || 'no error shown'})`);
+      await sameAsRow(i);
     }
     await page.selectOption('#proc', '0');
     await page.waitForSelector('body[data-ready="1"]', { timeout: 30000 });

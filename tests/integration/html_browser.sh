@@ -13,7 +13,8 @@
 #              device's address map with both layers (cudaMalloc, PyTorch),
 #              its segment diagrams, growth and pause charts
 #   two        both traces in one report, the second from standard input:
-#              each process draws from the picker
+#              each process draws from the picker, its leak badge saying
+#              what its row in the processes table says
 #   malformed  a trace that frees a block that is not live (rel_mktraces
 #              semantic): its page is written all the same (exit 2) and
 #              says above the summary that it is malformed, and where

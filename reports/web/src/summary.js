@@ -40,6 +40,11 @@ function badge(label, value, bad, detail) {
     detail ? GS.el('div', { class: 'badge-detail' }, detail) : null);
 }
 
+// What the leak badge and the processes table count: gateCount's bytes,
+// the lost bytes of every site with a definite or indirect block (gcspy
+// check's default), possible ones of those sites included.
+var LEAK_LABEL = 'leaked (sites with definite or indirect blocks)';
+
 // The leak badge. Without a scan nothing rules a leak out: the badge says
 // so in red, never a green "0 bytes"; a trace that ended by exec had no
 // leak verdict to give (the new image's trace has it) and is shown neutral.
@@ -47,7 +52,7 @@ function leakBadge(p, di, blocks) {
   var nf = p.summary['not-freed'].total;
   if (p.leak_status === 'no-scan') {
     return GS.el('div', { class: 'badge bad no-scan' },
-      GS.el('div', { class: 'badge-label' }, 'leaked (definite + indirect)'),
+      GS.el('div', { class: 'badge-label' }, LEAK_LABEL),
       GS.el('div', { class: 'badge-value' }, 'unknown: no leak scan'),
       GS.el('div', { class: 'badge-detail' }, 'the process ended without one (killed, _exit, or the scan was skipped or off); ' +
         GS.fmtBytes(nf.bytes) + ' in ' + GS.fmtCount(nf.blocks) + ' blocks not freed'));
@@ -55,15 +60,15 @@ function leakBadge(p, di, blocks) {
   if (p.leak_status === 'exec') {
     var rel = p.released_by_exec || { bytes: 0, blocks: 0 };
     return GS.el('div', { class: 'badge neutral exec' },
-      GS.el('div', { class: 'badge-label' }, 'leaked (definite + indirect)'),
+      GS.el('div', { class: 'badge-label' }, LEAK_LABEL),
       GS.el('div', { class: 'badge-value' }, 'ended by exec'),
       GS.el('div', { class: 'badge-detail' }, 'a clean end with no scan: the exec released ' + GS.fmtBytes(rel.bytes) + ' in ' +
         GS.fmtCount(rel.blocks) + ' blocks; the new image\'s trace has the verdict'));
   }
   var sup = 0;
   ['definite', 'indirect', 'possible'].forEach(function (c) { sup += (p.suppressed[c] || {}).blocks || 0; });
-  return badge('leaked (definite + indirect)', GS.fmtBytes(di), blocks > 0,
-    GS.fmtCount(blocks) + ' blocks; possible ' + GS.fmtBytes(possible(p)) +
+  return badge(LEAK_LABEL, GS.fmtBytes(di), blocks > 0,
+    GS.fmtCount(blocks) + ' blocks; sites only possible ' + GS.fmtBytes(possible(p)) +
     (sup ? '; ' + GS.fmtCount(sup) + ' blocks suppressed, apart' : ''));
 }
 
@@ -197,12 +202,11 @@ GS.renderSummary = function (body, doc, p, ctx) {
     body.appendChild(GS.el('h3', null, 'Processes (' + doc.processes.length + ')'));
     var rows = doc.processes.map(function (q, i) {
       if (!q.readable) return GS.el('tr', null, GS.el('td', null, q.trace), GS.el('td', { colspan: 4 }, q.error));
-      var qs = q.summary;
       return GS.el('tr', { class: i === ctx.index ? 'current' : null },
         GS.el('td', null, GS.el('a', { href: '#summary', on: { click: function (e) { e.preventDefault(); ctx.select(i); } } }, GS.procName(q, i))),
         GS.el('td', { class: 'num' + (q.leak_status === 'no-scan' ? ' no-scan' : '') },
-          q.leak_status === 'no-scan' ? 'no leak scan' : q.leak_status === 'exec' ? 'ended by exec'
-            : GS.fmtBytes(qs.definite.total.bytes + qs.indirect.total.bytes)),
+          q.leak_status === 'no-scan' ? 'unknown: no leak scan' : q.leak_status === 'exec' ? 'ended by exec'
+            : GS.fmtBytes(gateCount(q).bytes)),
         GS.el('td', { class: 'num' }, String((q.growth.suspects || []).length)),
         GS.el('td', { class: 'num' }, GS.fmtNs(q.duration_ns)),
         GS.el('td', null, q.malformed ? 'malformed' : q.complete ? 'complete' : 'incomplete'));
@@ -210,8 +214,9 @@ GS.renderSummary = function (body, doc, p, ctx) {
     body.appendChild(GS.el('table', { class: 'grid processes' },
       GS.el('thead', null, GS.el('tr', null, ['process', 'leaked', 'growth suspects', 'duration', 'trace'].map(function (h) { return GS.el('th', null, h); }))),
       GS.el('tbody', null, rows)));
-    body.appendChild(GS.el('p', null, 'All processes: ' + GS.fmtBytes(t.summary.definite.total.bytes + t.summary.indirect.total.bytes) +
-      ' leaked (definite + indirect, inherited blocks counted once)' +
+    var all = doc.processes.reduce(function (a, q) { return a + (q.readable ? gateCount(q).bytes : 0); }, 0);
+    body.appendChild(GS.el('p', null, 'All processes: ' + GS.fmtBytes(all) +
+      ' ' + LEAK_LABEL + ', inherited blocks counted in their parent only' +
       (t.no_scan ? ', ' + t.no_scan + (t.no_scan === 1 ? ' process' : ' processes') + ' with no leak scan' : '') +
       ', ' + t.growth_suspects + ' growth suspects, ' +
       GS.fmtCount(t.pauses) + ' pauses, ' + GS.fmtCount(t.allocs) + ' allocations.'));
