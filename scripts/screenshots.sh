@@ -30,10 +30,10 @@ trap 'rm -rf "$WORK"' EXIT
 build/gcspy run -q -o "$WORK/example-%p.trace" -- "$PY" examples/train.py --steps "$STEPS" \
   --log-every 20 --leak-native --leak-growth --cycle --markers >/dev/null \
   || die "the example failed under gcspy"
-# the main process only (the smallest pid): the JSON's `sites` of its forked
-# children are about 100 MB each (every site with lost blocks keeps its
-# whole stack), a page of over 300 MB that a loaded machine cannot open
-# within two minutes
+# the main process only (the smallest pid): the pictures are of its story
+# (its DataLoader workers' pages are the demo's; before the JSON's 1.3, whose
+# sites_folded sums the reachable-only sites past --max-groups, each forked
+# worker's inherited sites made that page over 300 MB)
 MAIN=$(ls "$WORK"/example-*.trace | sed 's/.*example-\([0-9]*\)\.trace/\1/' | sort -n | head -1)
 build/gcspy report -q "$WORK/example-$MAIN.trace" --format html -o "$WORK/report.html" \
   || die "gcspy report failed"
