@@ -16,8 +16,10 @@ static inline int gs_py_active(void) { return gs_py_on; }
 /* Replaces the interpreter's native frames in ips[0..n) with Python frames
  * (appends them when the native walk stopped short); returns the new n. */
 int gs_py_merge(uintptr_t *ips, int n, int max);
-/* The evaluator's code (_PyEval_EvalFrameDefault): [lo, hi), 0 and 0 when
- * unknown (stack.c's walk ends there). */
+/* Where stack.c's native walk ends: the evaluator's code
+ * (_PyEval_EvalFrameDefault), or the interpreter module's whole code where
+ * the evaluator is a small tail-calling dispatcher (pyframes.c); [lo, hi),
+ * 0 and 0 when unknown. */
 void gs_py_eval_range(uintptr_t *lo, uintptr_t *hi);
 /* A code id for a Python frame known only by its names (PyTorch's
  * recorded stacks): a PYCODE record is written; 0 when the table is full. */
