@@ -343,7 +343,10 @@ static int expand_pattern(char *out, size_t len)
  * only while it is written (fd_transient: closed after the header and each
  * flush round, opened again by reopen_trace for the next), at the cost of a
  * failed write, and tracing stopped with one line, when the program holds
- * every descriptor at that moment. */
+ * every descriptor at that moment. Such a descriptor stays where open()
+ * put it (unless that is 0-2): moving it would hold two descriptors for a
+ * moment, and a program at its limit that opened a file then got EMFILE
+ * (rel_fds' closerange under --nofile=5, once in a loaded CI run). */
 static int place_fd(int f)
 {
     struct rlimit rl;
@@ -361,6 +364,8 @@ static int place_fd(int f)
             }
         }
         fd_transient = to < 0 && top < 1024;
+        if (fd_transient && f >= 3)
+            return f;
     }
     for (int n = top - 1; to < 0 && n >= 3 && n >= top - 64; n--)
         to = fcntl(f, F_DUPFD_CLOEXEC, n);
