@@ -414,8 +414,9 @@ static size_t read_root_chunk(uintptr_t lo, size_t n, uintptr_t *buf, pid_t pid)
     return (size_t)got;
 }
 
-/* Zeroes the words of buf, a copy of the n words at lo, that lie in slack
- * (roots.h): a list's unused capacity holds what its chunk last held. */
+/* Zeroes the words of buf, a copy of the n words at lo (word-aligned), that
+ * lie in slack (roots.h, whole words: list slots): a list's unused capacity
+ * holds what its chunk last held. */
 static void blank_slack(const struct gs_scan *s, uintptr_t lo, size_t n, uintptr_t *buf)
 {
     uintptr_t hi = lo + n * sizeof *buf;
@@ -423,9 +424,7 @@ static void blank_slack(const struct gs_scan *s, uintptr_t lo, size_t n, uintptr
     for (size_t a = gs_range_first_after(v, s->nslack, lo); a < s->nslack && v[a].lo < hi; a++) {
         uintptr_t from = v[a].lo > lo ? v[a].lo : lo;
         uintptr_t to = v[a].hi < hi ? v[a].hi : hi;
-        from = (from + 7) & ~(uintptr_t)7;
-        if (to > from)
-            memset((char *)buf + (from - lo), 0, (to - from) & ~(uintptr_t)7);
+        memset((char *)buf + (from - lo), 0, to - from);
     }
 }
 
@@ -499,6 +498,38 @@ static void scan_root(struct gs_scan *s, const struct gs_roots *roots, uintptr_t
         scan_plain(s, z, hi, mode);
 }
 
+typedef void (*span_fn)(struct gs_scan *s, uint8_t kind, uintptr_t lo, uintptr_t hi,
+                        uint8_t mode, struct gs_block *leader);
+
+/* Calls fn on each part of [lo, hi) outside the sorted, merged ranges v[n]
+ * (a range's end rounded up to a word) and returns the bytes it left out:
+ * the unreadable pages of the heap (noread) and the unused capacity of
+ * CPython's lists (slack) are walked around alike. */
+static uint64_t around(struct gs_scan *s, const struct gs_range *v, size_t n, span_fn fn,
+                       uint8_t kind, uintptr_t lo, uintptr_t hi, uint8_t mode,
+                       struct gs_block *leader)
+{
+    uint64_t skipped = 0;
+    for (size_t a = gs_range_first_after(v, n, lo); lo < hi; a++) {
+        uintptr_t stop = a < n && v[a].lo < hi ? v[a].lo : hi;
+        if (stop > lo)
+            fn(s, kind, lo, stop, mode, leader);
+        if (stop == hi)
+            break;
+        uintptr_t resume = v[a].hi < hi ? (v[a].hi + 7) & ~(uintptr_t)7 : hi;
+        skipped += resume - (stop > lo ? stop : lo);
+        lo = resume;
+    }
+    return skipped;
+}
+
+static void mark_words_span(struct gs_scan *s, uint8_t kind, uintptr_t lo, uintptr_t hi,
+                            uint8_t mode, struct gs_block *leader)
+{
+    (void)kind;
+    gs_mark_words(s, (const uintptr_t *)lo, (hi - lo) / 8, mode, leader);
+}
+
 static void mark_span(struct gs_scan *s, uint8_t kind, uintptr_t lo, uintptr_t hi, uint8_t mode,
                       struct gs_block *leader);
 
@@ -509,19 +540,10 @@ void gs_mark_block(struct gs_scan *s, const struct gs_block *b, uint8_t mode,
                    struct gs_block *leader)
 {
     uintptr_t lo = b->addr, hi = b->addr + b->size / 8 * 8;
-    if (GS_LIKELY(!s->nslack || b->size <= 512 || b->kind != GS_MEM_HOST)) {
+    if (GS_LIKELY(!s->nslack || b->size <= 512 || b->kind != GS_MEM_HOST))
         mark_span(s, b->kind, lo, hi, mode, leader);
-        return;
-    }
-    for (size_t a = gs_range_first_after(s->slack, s->nslack, lo); lo < hi; a++) {
-        uintptr_t stop = a < s->nslack && s->slack[a].lo < hi ? s->slack[a].lo & ~(uintptr_t)7 : hi;
-        if (stop > lo)
-            mark_span(s, b->kind, lo, stop, mode, leader);
-        if (stop >= hi)
-            break;
-        uintptr_t resume = (s->slack[a].hi + 7) & ~(uintptr_t)7;
-        lo = resume > lo ? resume : lo;
-    }
+    else
+        around(s, s->slack, s->nslack, mark_span, b->kind, lo, hi, mode, leader);
 }
 
 /* [lo, hi) of a block of that kind. Blocks are read in place (a copy would
@@ -556,22 +578,11 @@ static void mark_span(struct gs_scan *s, uint8_t kind, uintptr_t lo, uintptr_t h
         }
         return;
     }
-    if (GS_LIKELY(!s->nnoread)) {
+    if (GS_LIKELY(!s->nnoread))
         gs_mark_words(s, (const uintptr_t *)lo, (hi - lo) / 8, mode, leader);
-        return;
-    }
-    const struct gs_range *v = s->noread;
-    for (size_t a = gs_range_first_after(v, s->nnoread, lo); lo < hi; a++) {
-        uintptr_t stop = a < s->nnoread && v[a].lo < hi ? v[a].lo : hi;
-        if (stop > lo)
-            gs_mark_words(s, (const uintptr_t *)lo, (stop - lo) / 8, mode, leader);
-        if (stop == hi)
-            break;
-        uintptr_t resume = v[a].hi < hi ? (v[a].hi + 7) & ~(uintptr_t)7 : hi;
-        uintptr_t from = stop > lo ? stop : lo;
-        s->unreadable_bytes += resume - from;
-        lo = resume;
-    }
+    else
+        s->unreadable_bytes +=
+            around(s, s->noread, s->nnoread, mark_words_span, kind, lo, hi, mode, leader);
 }
 
 void gs_mark_drain(struct gs_scan *s, uint8_t mode, struct gs_block *leader)

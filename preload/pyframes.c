@@ -61,7 +61,7 @@ static uintptr_t p_code_type; /* &PyCode_Type */
 int gs_py_on;
 #define py_on gs_py_on
 static uintptr_t eval_lo, eval_hi;
-/* Where the native walk stops (gs_py_eval_range): the evaluator, or, in an
+/* Where the native walk stops (gs_py_stop_range): the evaluator, or, in an
  * interpreter whose evaluator is a small dispatcher (3.14's tail-calling
  * build, sid's: 1184 bytes, the opcode handlers and the evaluation loop
  * inlined into its callers), the interpreter module's whole code. There no
@@ -74,25 +74,6 @@ static uintptr_t eval_lo, eval_hi;
 static uintptr_t stop_lo, stop_hi;
 #define GS_SMALL_EVAL 16384u /* the computed-goto evaluators are 50 KiB and more */
 
-struct text_of {
-    uintptr_t at, lo, hi;
-};
-
-static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    struct text_of *t = arg;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && t->at >= lo && t->at < hi) {
-            t->lo = lo;
-            t->hi = hi;
-            return 1;
-        }
-    }
-    return 0;
-}
 static atomic_uint_fast64_t steps;
 /* The running interpreter's layout: set once before py_on, read-only after. */
 static struct gs_pylayout L;
@@ -366,7 +347,7 @@ static uintptr_t frame_ip(struct gs_thread *th, uintptr_t f, int may_intern, int
     return GS_IP_PYFRAME | (uint64_t)(pc ? pc->id : 0) << 32 | (uint32_t)(line > 0 ? line : 0);
 }
 
-void gs_py_eval_range(uintptr_t *lo, uintptr_t *hi)
+void gs_py_stop_range(uintptr_t *lo, uintptr_t *hi)
 {
     *lo = stop_lo;
     *hi = stop_hi;
@@ -463,6 +444,27 @@ int gs_pyframes_resolve(const struct gs_pylayout *layout)
         !(p_code_type = (uintptr_t)gs_elf_find("PyCode_Type")))
         return -1;
     L = *layout;
+    return 0;
+}
+
+/* The executable segment of the module that holds t->at (dl_iterate_phdr). */
+struct text_of {
+    uintptr_t at, lo, hi;
+};
+
+static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct text_of *t = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && t->at >= lo && t->at < hi) {
+            t->lo = lo;
+            t->hi = hi;
+            return 1;
+        }
+    }
     return 0;
 }
 

@@ -20,7 +20,7 @@ int gs_py_merge(uintptr_t *ips, int n, int max);
  * (_PyEval_EvalFrameDefault), or the interpreter module's whole code where
  * the evaluator is a small tail-calling dispatcher (pyframes.c); [lo, hi),
  * 0 and 0 when unknown. */
-void gs_py_eval_range(uintptr_t *lo, uintptr_t *hi);
+void gs_py_stop_range(uintptr_t *lo, uintptr_t *hi);
 /* A code id for a Python frame known only by its names (PyTorch's
  * recorded stacks): a PYCODE record is written; 0 when the table is full. */
 uint32_t gs_py_code_new(const char *file, size_t flen, const char *fn, size_t fnlen);

@@ -419,7 +419,7 @@ int gs_stack_capture(void *hook_frame, uintptr_t *ips, int max)
     uint64_t h;
     uintptr_t lo = 0, hi = 0;
     if (gs_py_active())
-        gs_py_eval_range(&lo, &hi);
+        gs_py_stop_range(&lo, &hi);
     n = walk(gs_tls.th, hook_frame, ips, max, &h, NULL, lo, hi);
     return gs_py_merge(ips, n, max);
 }

@@ -54,8 +54,8 @@ def _limit(text, where):
 
 def pytest_configure(config):
     config.addinivalue_line(
-        "markers", "%s(size): fail the test when it leaks more than size (definite + "
-                   "indirect bytes, e.g. \"1 MB\"), when run under gcspy" % _MARKER)
+        "markers", "%s(size): fail the test when it leaks more than size (the bytes of "
+                   "the classes counted, e.g. \"1 MB\"), when run under gcspy" % _MARKER)
     where, text = _setting(config, "gcspy_limit_leaks", DEFAULT_LIMIT)
     default = _limit(text, where)
     where, text = _setting(config, "gcspy_leak_classes", DEFAULT_CLASSES)

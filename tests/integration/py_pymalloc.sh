@@ -109,8 +109,7 @@ gcspy.scan()
 ctypes.c_void_p.from_address(spare(small, 3)).value = libc.malloc(1111)
 ctypes.c_void_p.from_address(spare(big, 110)).value = libc.malloc(2222)
 r = gcspy.scan()
-lost = [r.new[c] for c in ("definite", "indirect")]
-print((sum(n.blocks for n in lost), sum(n.bytes for n in lost)), len(small), len(big))
+print((r.new_blocks(), r.new_bytes()), len(small), len(big))
 PY
 for mode in stw fork; do
   out=$(cd "$T" && PYTHONPATH="$OLDPWD/python" GCSPY_SCAN_MODE=$mode GCSPY_QUIET=1 \

@@ -107,8 +107,9 @@ libc.malloc.argtypes = [ctypes.c_size_t]
 gcspy.scan()
 libc.malloc(1001)
 a, b = gcspy.scan(), gcspy.scan()
-lost = lambda n: (sum(n[c].blocks for c in gcspy.CLASSES), sum(n[c].bytes for c in gcspy.CLASSES))
-print(gcspy.active(), lost(a.new), lost(b.new), lost(b.total)[1] - lost(a.total)[1])
+new = lambda r: (r.new_blocks(gcspy.CLASSES), r.new_bytes(gcspy.CLASSES))
+total = lambda r: sum(r.total[c].bytes for c in gcspy.CLASSES)
+print(gcspy.active(), new(a), new(b), total(b) - total(a))
 PY
 for mode in stw fork; do
   out=$(cd "$T" && PYTHONPATH=$src GCSPY_SCAN_MODE=$mode GCSPY_QUIET=1 GCSPY_OUTPUT="$T/api.trace" \

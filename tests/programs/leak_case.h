@@ -3,7 +3,7 @@
  * docs/scanner-cases.md, "Rules for writing a case").
  *
  * leak_bytes(n, fill) makes a definite leak of n bytes in a frame of its
- * own.
+ * own; leak_case_block(n) returns n zeroed bytes allocated in one.
  *
  * clobber_stack() zeroes 16 KiB of stack below the caller: a conservative
  * scanner reads the dead pointers that earlier calls left in stack slots
@@ -19,6 +19,15 @@
 static __attribute__((noinline, unused)) void leak_case_keep(void *p)
 {
     __asm__ volatile("" : : "r"(p) : "memory");
+}
+
+/* n zeroed bytes, allocated in a frame of their own (noinline: the caller
+ * holds only what it keeps of the result). */
+static __attribute__((noinline, unused)) void *leak_case_block(size_t n)
+{
+    char *p = (char *)malloc(n);
+    memset(p, 0, n);
+    return p;
 }
 
 /* A definite leak: n bytes of fill whose only pointer dies with this frame

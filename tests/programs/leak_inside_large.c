@@ -17,20 +17,13 @@
 
 void *volatile kept;
 
-static __attribute__((noinline)) void *make(size_t n)
-{
-    char *p = malloc(n);
-    memset(p, 0, n);
-    return p;
-}
-
 static __attribute__((noinline)) void setup(void)
 {
-    char *big = make(100000);
-    *(void **)(big + 50000) = make(1001);
+    char *big = leak_case_block(100000);
+    *(void **)(big + 50000) = leak_case_block(1001);
     kept = big;
-    char *lost = make(300000);
-    *(void **)(lost + 150000) = make(2010);
+    char *lost = leak_case_block(300000);
+    *(void **)(lost + 150000) = leak_case_block(2010);
     __asm__ volatile("" : : "r"(lost) : "memory");
 }
 

@@ -18,19 +18,12 @@
 char *volatile into_middle;
 void *volatile to_start;
 
-static __attribute__((noinline)) void *make(size_t n)
-{
-    char *p = malloc(n);
-    memset(p, 0, n);
-    return p;
-}
-
 static __attribute__((noinline)) void setup(void)
 {
-    void **a = make(1001);
-    a[0] = make(505);
+    void **a = leak_case_block(1001);
+    a[0] = leak_case_block(505);
     into_middle = (char *)a + 16;
-    to_start = make(2010);
+    to_start = leak_case_block(2010);
 }
 
 int main(void)

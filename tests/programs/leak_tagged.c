@@ -21,20 +21,13 @@
 
 volatile uintptr_t tagged1, tagged7, interior8;
 
-static __attribute__((noinline)) void *make(size_t n)
-{
-    char *p = malloc(n);
-    memset(p, 0, n);
-    return p;
-}
-
 static __attribute__((noinline)) void setup(void)
 {
-    void **a = make(1001);
-    a[0] = make(505);
+    void **a = leak_case_block(1001);
+    a[0] = leak_case_block(505);
     tagged1 = (uintptr_t)a | 1;
-    tagged7 = (uintptr_t)make(2010) + 7;
-    interior8 = (uintptr_t)make(3003) + 8;
+    tagged7 = (uintptr_t)leak_case_block(2010) + 7;
+    interior8 = (uintptr_t)leak_case_block(3003) + 8;
 }
 
 int main(void)
