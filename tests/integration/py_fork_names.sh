@@ -13,7 +13,10 @@
 #     possible where a stale interior pointer survives, docs/python.md) at
 #     child_leak (fork.py:20);
 #   - no frame of any site with a stack is "<python code N>" (a DataLoader
-#     worker's report had 518 such lines before).
+#     worker's report had 518 such lines before);
+# and the same in the trixie and sid roots (Python 3.13 and 3.14), the
+# shim preloaded there and the reports made here.
+# test-roots: trixie sid
 set -u
 cd "$(dirname "$0")/../.."
 . tests/lib.sh
@@ -45,12 +48,13 @@ if pid == 0:
     os._exit(0)
 os.waitpid(pid, 0)
 PY
-(cd "$T" && GCSPY_QUIET=1 "$OLDPWD/build/gcspy" run -o "$T/%p.trace" -- "$py" fork.py) > "$T/run.out" 2>&1 ||
-  fail "gcspy run: $(tail -3 "$T/run.out")"
-for t in "$T"/*.trace; do
-  build/gcspy report -q --format json -o "$t.json" "$t" || fail "gcspy report $t failed"
-done
-gs_py - "$T" <<'PY' || fail "the child's report: see above"
+# check DIR LABEL: the reports of the two traces in DIR
+check() {
+  local t
+  for t in "$1"/*.trace; do
+    build/gcspy report -q --format json -o "$t.json" "$t" || fail "$2: gcspy report $t failed"
+  done
+  gs_py - "$1" "$2" <<'PY' || fail "$2: the child's report: see above"
 import glob, json, sys
 procs = [json.load(open(f))["processes"][0] for f in glob.glob(sys.argv[1] + "/*.trace.json")]
 child = [p for p in procs if any(s["inherited"] for s in p["sites"])]
@@ -70,6 +74,21 @@ assert not own["inherited"] and own["lost"]["bytes"] == 1717, own
 assert where(own) == "child_leak (fork.py:20)", where(own)
 anon = [f["function"] for s in sites for f in (s["stack"] or []) if (f["function"] or "").startswith("<python code")]
 assert not anon, anon[:5]
-print("child: %d sites, 2727 at %s (inherited), 1717 at %s" % (len(sites), where(inh), where(own)))
+print(sys.argv[2] + ": child: %d sites, 2727 at %s (inherited), 1717 at %s" % (len(sites), where(inh), where(own)))
 PY
+}
+
+mkdir -p "$T/host" && (cd "$T" && GCSPY_QUIET=1 "$OLDPWD/build/gcspy" run -o "$T/host/%p.trace" -- "$py" fork.py) > "$T/run.out" 2>&1 ||
+  fail "gcspy run: $(tail -3 "$T/run.out")"
+check "$T/host" bookworm
+# CPython 3.13 and 3.14 in the roots, the shim preloaded (the CLI is the host's)
+for s in trixie sid; do
+  mkdir -p "$T/$s"
+  out=$(in_root "$s" bash -c "cd '$T' && GCSPY_QUIET=1 GCSPY_OUTPUT='$T/$s/%p.trace' \
+    LD_PRELOAD='$PWD/build/libgcspy.so' python3 fork.py 2>&1")
+  rc=$?
+  if [ "$rc" = 77 ]; then echo "$s: skipped: $out"; continue; fi
+  [ "$rc" = 0 ] || fail "$s: fork.py under the shim: exit $rc: $out"
+  check "$T/$s" "$s"
+done
 gs_done

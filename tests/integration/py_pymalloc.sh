@@ -23,8 +23,8 @@
 # there with ctypes into a 3-item list of capacity 4 (a pymalloc array) and
 # a 101-item list of capacity 116 (a malloc'd one). Both blocks, 1111 and
 # 2222 bytes, are new and lost (definite or indirect: a new block's stale
-# bytes may point at the other), exactly, in stop-the-world and fork mode
-# (before pyarena.c's list rule: both reachable).
+# bytes may point at the other), exactly, in stop-the-world and fork mode,
+# and with trixie's python3.13 (before pyarena.c's list rule: both reachable).
 # With trixie's python3.13 (its root, tests/lib.sh in_root), a malloc(1001)
 # dropped the plain way on the scanning thread (`libc.malloc(1001)` as a
 # statement) is new and definite, exactly 1 block of 1001 bytes, and not
@@ -115,6 +115,17 @@ for mode in stw fork; do
   out=$(cd "$T" && PYTHONPATH="$OLDPWD/python" GCSPY_SCAN_MODE=$mode GCSPY_QUIET=1 \
         GCSPY_OUTPUT="$T/s.trace" LD_PRELOAD="$OLDPWD/build/libgcspy.so" "$py" slack.py 2>&1)
   [ "$out" = "(2, 3333) 3 101" ] || fail "list capacity ($mode): $out, not (2, 3333) 3 101"
+done
+# trixie's 3.13 too. Not sid's 3.14: there the 2222-byte block stays
+# reachable through two raw copies of its address 136 bytes apart in a
+# large tracked block, which is not the list's array (logged 2026-12-07;
+# what that block is was not found: docs/python.md, "Limits").
+for s in trixie; do
+  out=$(in_root "$s" bash -c "cd '$T' && PYTHONPATH='$PWD/python' GCSPY_QUIET=1 \
+    GCSPY_OUTPUT='$T/s-$s.trace' LD_PRELOAD='$PWD/build/libgcspy.so' python3 slack.py 2>&1")
+  rc=$?
+  if [ "$rc" = 77 ]; then echo "$s: skipped: $out"; continue; fi
+  [ "$out" = "(2, 3333) 3 101" ] || fail "list capacity ($s): $out, not (2, 3333) 3 101"
 done
 
 cat > "$T/own.py" <<'PY'
