@@ -23,8 +23,9 @@
 # there with ctypes into a 3-item list of capacity 4 (a pymalloc array) and
 # a 101-item list of capacity 116 (a malloc'd one). Both blocks, 1111 and
 # 2222 bytes, are new and lost (definite or indirect: a new block's stale
-# bytes may point at the other), exactly, in stop-the-world and fork mode,
-# and with trixie's python3.13 (before pyarena.c's list rule: both reachable).
+# bytes may point at the other), exactly, with none possible, in at least 9
+# of 10 runs in stop-the-world and fork mode and with trixie's python3.13
+# (before pyarena.c's list rule: both reachable in every run).
 # With trixie's python3.13 (its root, tests/lib.sh in_root), a malloc(1001)
 # dropped the plain way on the scanning thread (`libc.malloc(1001)` as a
 # statement) is new and definite, exactly 1 block of 1001 bytes, and not
@@ -109,23 +110,37 @@ gcspy.scan()
 ctypes.c_void_p.from_address(spare(small, 3)).value = libc.malloc(1111)
 ctypes.c_void_p.from_address(spare(big, 110)).value = libc.malloc(2222)
 r = gcspy.scan()
-print((r.new_blocks(), r.new_bytes()), len(small), len(big))
+print((r.new_blocks(), r.new_bytes()), len(small), len(big), tuple(r.new["possible"]))
 PY
+# An unrelated number can fall inside either block (Debian's python3 is not
+# position-independent: its heap lies a few MiB up, where counters and
+# hashes also lie): that is an interior pointer, which makes the block and
+# what it reaches "possible", as memcheck says (logged 2026-12-07: 5 of
+# 1500 stop-the-world runs, through unaligned words such as 0x15f007c in
+# python's .data and a thread's stack). So 10 runs each, at least 9 exact.
 for mode in stw fork; do
-  out=$(cd "$T" && PYTHONPATH="$OLDPWD/python" GCSPY_SCAN_MODE=$mode GCSPY_QUIET=1 \
-        GCSPY_OUTPUT="$T/s.trace" LD_PRELOAD="$OLDPWD/build/libgcspy.so" "$py" slack.py 2>&1)
-  [ "$out" = "(2, 3333) 3 101" ] || fail "list capacity ($mode): $out, not (2, 3333) 3 101"
+  good=0
+  for i in 1 2 3 4 5 6 7 8 9 10; do
+    out=$(cd "$T" && PYTHONPATH="$OLDPWD/python" GCSPY_SCAN_MODE=$mode GCSPY_QUIET=1 \
+          GCSPY_OUTPUT="$T/s.trace" LD_PRELOAD="$OLDPWD/build/libgcspy.so" "$py" slack.py 2>&1)
+    [ "$out" = "(2, 3333) 3 101 (0, 0)" ] && good=$((good + 1)) || echo "run $i (list capacity, $mode): $out"
+  done
+  echo "list capacity ($mode): $good of 10 runs exact"
+  [ "$good" -ge 9 ] || fail "list capacity ($mode): only $good of 10 runs found both blocks, (2, 3333), new and lost with nothing possible"
 done
 # trixie's 3.13 too. Not sid's 3.14: there the 2222-byte block stays
 # reachable through two raw copies of its address 136 bytes apart in a
 # large tracked block, which is not the list's array (logged 2026-12-07;
 # what that block is was not found: docs/python.md, "Limits").
 for s in trixie; do
-  out=$(in_root "$s" bash -c "cd '$T' && PYTHONPATH='$PWD/python' GCSPY_QUIET=1 \
-    GCSPY_OUTPUT='$T/s-$s.trace' LD_PRELOAD='$PWD/build/libgcspy.so' python3 slack.py 2>&1")
+  out=$(in_root "$s" bash -c "cd '$T' && for i in 1 2 3 4 5 6 7 8 9 10; do
+    PYTHONPATH='$PWD/python' GCSPY_QUIET=1 GCSPY_OUTPUT='$T/s-$s.trace' \
+      LD_PRELOAD='$PWD/build/libgcspy.so' python3 slack.py 2>&1; done")
   rc=$?
   if [ "$rc" = 77 ]; then echo "$s: skipped: $out"; continue; fi
-  [ "$out" = "(2, 3333) 3 101" ] || fail "list capacity ($s): $out, not (2, 3333) 3 101"
+  good=$(echo "$out" | grep -cx '(2, 3333) 3 101 (0, 0)')
+  echo "list capacity ($s): $good of 10 runs exact"
+  [ "$good" -ge 9 ] || fail "list capacity ($s): only $good of 10 runs exact: $(echo "$out" | sort | uniq -c | tr '\n' ' ')"
 done
 
 cat > "$T/own.py" <<'PY'
