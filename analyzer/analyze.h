@@ -42,6 +42,8 @@ struct gs_analyze_opts {
     int sites_also;             /* 0, or 1 + a second `which`: the first sites_max
                                    by sites_rank(s, it) are symbolized too (the
                                    JSON's peak and temporary views) */
+    int sites_pass1;            /* inside: the first read, for the peak's time
+                                   and total only (result's peak_t, peak_live) */
     int sites_pass2;            /* inside: the second read, peak at sites_peak_t */
     uint64_t sites_peak_t;
     const struct gs_userframe_opts *userframe; /* the user's code (NULL: defaults) */

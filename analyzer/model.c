@@ -246,5 +246,9 @@ void gs_model_prefetch(const struct gs_model *m, const struct gs_record *r, int 
     if (!s)
         return;
     __builtin_prefetch(&m->sites[s - 1]);
-    __builtin_prefetch(&m->site_ax[(size_t)(s - 1) * GS_AXIS__N]);
+    /* a site's axes span several lines, and gs_site_change reads each
+     * axis's last_cp near its end whenever a checkpoint has passed */
+    const char *ax = (const char *)&m->site_ax[(size_t)(s - 1) * GS_AXIS__N];
+    for (size_t o = 0; o < GS_AXIS__N * sizeof *m->site_ax; o += 64)
+        __builtin_prefetch(ax + o);
 }

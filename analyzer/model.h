@@ -305,6 +305,10 @@ struct gs_model {
     struct gs_siteext *ext;         /* per-site extras for the exports and the
                                        peak and temporary views (siteext.h);
                                        NULL: not kept. The caller's. */
+    int peak_only;                  /* the sites' first read (analyze.c): the
+                                       live set and ext's peak buckets only,
+                                       no sites (nothing else of the model
+                                       reads them) */
     uint64_t next_step_cp;          /* step ordinal of the next step checkpoint */
     uint64_t next_tick;             /* time of the next time checkpoint */
 

@@ -255,6 +255,11 @@ static int on_alloc(struct gs_model *m, uint64_t t, uint64_t addr, uint64_t size
         gs_torch_account(m, size, 1);
     else
         account(m, mc, t, size, 1);
+    if (m->peak_only) { /* no sites: site_of stays empty, so no block has one */
+        if (m->ext)
+            gs_siteext_alloc(m->ext, UINT32_MAX, e);
+        return 0;
+    }
     struct gs_site *s = gs_site_get(m, (uint32_t)stack, mc, t);
     if (!s)
         return -1;

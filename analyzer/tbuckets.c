@@ -20,18 +20,14 @@ void gs_tbuckets_free(struct gs_tbuckets *tb)
     memset(tb, 0, sizeof *tb);
 }
 
-void gs_tbuckets_add(struct gs_tbuckets *tb, uint64_t t, int64_t d)
+void gs_tbuckets_widen(struct gs_tbuckets *tb, uint64_t t)
 {
-    if (!tb->b)
-        return;
     while ((t >> tb->shift) >= GS_TB_N) {
         for (uint32_t k = 0; k < GS_TB_N / 2; k++)
             tb->b[k] = tb->b[2 * k] + tb->b[2 * k + 1];
         memset(tb->b + GS_TB_N / 2, 0, GS_TB_N / 2 * sizeof *tb->b);
         tb->shift++;
     }
-    uint64_t k = t >> tb->shift;
-    tb->b[k < GS_TB_N ? k : GS_TB_N - 1] += d;
 }
 
 uint64_t gs_tbuckets_peak(const struct gs_tbuckets *tb, uint64_t *at)

@@ -30,8 +30,19 @@ struct gs_tbuckets {
 /* 0, or -1 when out of memory (tb then keeps nothing). */
 int gs_tbuckets_init(struct gs_tbuckets *tb);
 void gs_tbuckets_free(struct gs_tbuckets *tb);
-/* The quantity changes by d at time t (ns). */
-void gs_tbuckets_add(struct gs_tbuckets *tb, uint64_t t, int64_t d);
+/* Doubles the buckets' width until t falls in one (tbuckets.c). */
+void gs_tbuckets_widen(struct gs_tbuckets *tb, uint64_t t);
+/* The quantity changes by d at time t (ns). Inline: the replay calls it
+ * three times a hot record, and the call cost more than the addition. */
+static inline void gs_tbuckets_add(struct gs_tbuckets *tb, uint64_t t, int64_t d)
+{
+    if (!tb->b)
+        return;
+    if (__builtin_expect((t >> tb->shift) >= GS_TB_N, 0))
+        gs_tbuckets_widen(tb, t);
+    uint64_t k = t >> tb->shift;
+    tb->b[k < GS_TB_N ? k : GS_TB_N - 1] += d;
+}
 /* Its largest value at a bucket's end (0 when never positive); *at, when
  * not NULL: the last ns of that bucket. */
 uint64_t gs_tbuckets_peak(const struct gs_tbuckets *tb, uint64_t *at);

@@ -45,9 +45,23 @@ static inline uint8_t *gs_put_str(uint8_t *p, const char *s)
     return gs_put_bytes(p, s, s ? strlen(s) : 0);
 }
 
+/* Most fields of a trace are one byte (a type, a thread, a stack delta)
+ * or two (a time delta): those are read first, under one bounds check. */
 static inline int gs_get_u(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 {
     const uint8_t *p = *pp;
+    if (__builtin_expect(end - p >= 2, 1)) {
+        if (!(p[0] & 0x80)) {
+            *out = p[0];
+            *pp = p + 1;
+            return 0;
+        }
+        if (!(p[1] & 0x80)) {
+            *out = (uint64_t)(p[0] & 0x7f) | (uint64_t)p[1] << 7;
+            *pp = p + 2;
+            return 0;
+        }
+    }
     uint64_t v = 0;
     for (unsigned shift = 0; shift < 70; shift += 7) {
         if (p >= end)
