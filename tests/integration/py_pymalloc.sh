@@ -52,13 +52,19 @@ junk = [str(i) for i in range(200)]  # pymalloc churn after the free
 r = gcspy.scan()
 print(tuple(r.new["definite"]), kept_ptr.value > 0, len(kept_bytes))
 PY
-for mode in stw fork; do
-  good=0
+# exact_runs SCRIPT MODE EXPECTED: how many of 10 runs of SCRIPT, in scan
+# mode MODE, printed EXPECTED (the others are echoed).
+exact_runs() {
+  local good=0 i out
   for i in 1 2 3 4 5 6 7 8 9 10; do
-    out=$(cd "$T" && PYTHONPATH="$OLDPWD/python" GCSPY_SCAN_MODE=$mode GCSPY_QUIET=1 \
-          GCSPY_OUTPUT="$T/d.trace" LD_PRELOAD="$OLDPWD/build/libgcspy.so" "$py" drop.py 2>&1)
-    [ "$out" = "(1, 7777) True 8" ] && good=$((good + 1)) || echo "run $i ($mode): $out"
+    out=$(cd "$T" && PYTHONPATH="$OLDPWD/python" GCSPY_SCAN_MODE=$2 GCSPY_QUIET=1 \
+          GCSPY_OUTPUT="$T/$1.trace" LD_PRELOAD="$OLDPWD/build/libgcspy.so" "$py" "$1" 2>&1)
+    [ "$out" = "$3" ] && good=$((good + 1)) || echo "run $i ($1, $2): $out" >&2
   done
+  echo "$good"
+}
+for mode in stw fork; do
+  good=$(exact_runs drop.py $mode "(1, 7777) True 8")
   echo "$mode: $good of 10 runs exact"
   [ "$good" -ge 9 ] || fail "$mode: only $good of 10 runs found exactly the 7777-byte block dropped from a freed int"
 done
@@ -119,12 +125,7 @@ PY
 # 1500 stop-the-world runs, through unaligned words such as 0x15f007c in
 # python's .data and a thread's stack). So 10 runs each, at least 9 exact.
 for mode in stw fork; do
-  good=0
-  for i in 1 2 3 4 5 6 7 8 9 10; do
-    out=$(cd "$T" && PYTHONPATH="$OLDPWD/python" GCSPY_SCAN_MODE=$mode GCSPY_QUIET=1 \
-          GCSPY_OUTPUT="$T/s.trace" LD_PRELOAD="$OLDPWD/build/libgcspy.so" "$py" slack.py 2>&1)
-    [ "$out" = "(2, 3333) 3 101 (0, 0)" ] && good=$((good + 1)) || echo "run $i (list capacity, $mode): $out"
-  done
+  good=$(exact_runs slack.py $mode "(2, 3333) 3 101 (0, 0)")
   echo "list capacity ($mode): $good of 10 runs exact"
   [ "$good" -ge 9 ] || fail "list capacity ($mode): only $good of 10 runs found both blocks, (2, 3333), new and lost with nothing possible"
 done
