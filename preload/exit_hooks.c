@@ -73,29 +73,9 @@ GS_HIDDEN _Noreturn __attribute__((used)) void gs__Exit_c(int status)
 }
 
 #if defined(__x86_64__)
-/* rsp + 8 is the caller's stack pointer after the call; gs_exit_from is
- * {sp, rbx, rbp, r12, r13, r14, r15} (life.h), initial-exec TLS. */
-#define GS_EXIT_STUB(name, then)                                              \
-    __asm__(".text\n"                                                         \
-            ".globl " #name "\n"                                              \
-            ".type " #name ", @function\n"                                    \
-            #name ":\n"                                                       \
-            ".cfi_startproc\n"                                                \
-            "  movq gs_exit_from@gottpoff(%rip), %rax\n"                      \
-            "  leaq 8(%rsp), %rcx\n"                                          \
-            "  movq %rcx, %fs:0(%rax)\n"                                      \
-            "  movq %rbx, %fs:8(%rax)\n"                                      \
-            "  movq %rbp, %fs:16(%rax)\n"                                     \
-            "  movq %r12, %fs:24(%rax)\n"                                     \
-            "  movq %r13, %fs:32(%rax)\n"                                     \
-            "  movq %r14, %fs:40(%rax)\n"                                     \
-            "  movq %r15, %fs:48(%rax)\n"                                     \
-            "  jmp " #then "\n"                                               \
-            ".cfi_endproc\n"                                                  \
-            ".size " #name ", .-" #name "\n")
-GS_EXIT_STUB(exit, gs_exit_c);
-GS_EXIT_STUB(_exit, gs__exit_c);
-GS_EXIT_STUB(_Exit, gs__Exit_c);
+GS_ENTRY_STUB(exit, gs_exit_from, gs_exit_c);
+GS_ENTRY_STUB(_exit, gs_exit_from, gs__exit_c);
+GS_ENTRY_STUB(_Exit, gs_exit_from, gs__Exit_c);
 #else
 __attribute__((visibility("default"))) void exit(int status) { gs_exit_c(status); }
 __attribute__((visibility("default"))) void _exit(int status) { gs__exit_c(status); }

@@ -68,7 +68,7 @@ static int started;
 static char **saved_envp;
 static void *libc_exit; /* libc's exit(), found at start */
 
-__thread struct gs_exit_from gs_exit_from;
+__thread struct gs_entry_regs gs_exit_from;
 
 /* ---- process start ---- */
 
@@ -368,7 +368,7 @@ void gs_core_exit(int status, int scan)
     gs_tls.in_hook = 1;
     if (scan && gs_opt.scan_at_exit) {
         /* unless Python's atexit ran it already */
-        const struct gs_exit_from *f = &gs_exit_from;
+        const struct gs_entry_regs *f = &gs_exit_from;
         if (f->sp)
             gs_scan_at_exit(f->sp, f->regs, sizeof f->regs / sizeof f->regs[0]);
         else

@@ -5,6 +5,7 @@
 #ifndef GCSPY_LIFE_H
 #define GCSPY_LIFE_H
 
+#include "entry_stub.h"
 #include "shim.h"
 
 int gs_core_early_init(char **envp); /* first hook call or constructor */
@@ -16,14 +17,10 @@ int gs_core_start(void);             /* constructor: file, writer, atexit, atfor
 void gs_core_exit(int status, int scan);
 
 /* Where the exiting thread's program code left its stack: the stack pointer
- * after its call into exit/_exit/_Exit, and its callee-saved registers
- * (rbx, rbp, r12-r15) then. Written by exit_hooks.c's assembly stubs (the
- * layout is theirs), read by gs_core_exit in the same thread. */
-struct gs_exit_from {
-    uintptr_t sp;
-    uintptr_t regs[6];
-};
-extern __thread struct gs_exit_from gs_exit_from;
+ * after its call into exit/_exit/_Exit, and its callee-saved registers then.
+ * Written by exit_hooks.c's entry stubs (entry_stub.h), read by
+ * gs_core_exit in the same thread. */
+extern __thread struct gs_entry_regs gs_exit_from;
 void gs_on_exec(const char *path);   /* before the real exec: EXEC, flush */
 /* Around a call the kernel allows only in a single-threaded process: the
  * writer thread is parked (begin returns 1) and started again (end). */

@@ -8,9 +8,11 @@ PRELOAD_OBJ   := $(PRELOAD_SRC:%.c=$(BUILD)/obj/%.o)
 HOOKS_OBJ     := $(BUILD)/obj/preload/hooks.o $(BUILD)/obj/preload/exit_hooks.o \
                  $(BUILD)/obj/preload/dlsym.o
 # dlsym.c and exit_hooks.c interpose dlsym and exit: in libgcspy.so only,
-# never in the core archive the unit tests link; built without LTO, since
-# their assembly stubs refer to C symbols by name.
-$(BUILD)/obj/preload/dlsym.o $(BUILD)/obj/preload/exit_hooks.o: PRELOAD_CFLAGS += -fno-lto
+# never in the core archive the unit tests link. They and scan_trigger.c
+# (gcspy_scan's entry stubs) are built without LTO, since their assembly
+# stubs refer to C symbols by name.
+$(BUILD)/obj/preload/dlsym.o $(BUILD)/obj/preload/exit_hooks.o \
+    $(BUILD)/obj/preload/scan_trigger.o: PRELOAD_CFLAGS += -fno-lto
 # The CUDA hooks need the toolkit's headers (not its libraries: the real
 # functions are found at run time); without a toolkit they are left out.
 # Python frames: struct layouts from CPython 3.11's headers (python3.11-dev);

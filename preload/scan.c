@@ -460,7 +460,11 @@ int gs_scan_running(void)
     return atomic_load(&scanning);
 }
 
-static int scan_with(int trigger, uintptr_t self_sp, struct gs_pool_view *view)
+/* regs (nregs words): the calling thread's registers where self_sp was
+ * taken, roots too; set once this scan owns the scanner, so a call that is
+ * turned away never changes a running scan's roots. */
+static int scan_with(int trigger, uintptr_t self_sp, const uintptr_t *regs, size_t nregs,
+                     struct gs_pool_view *view)
 {
     if (!gs_tracing())
         return -1;
@@ -471,6 +475,8 @@ static int scan_with(int trigger, uintptr_t self_sp, struct gs_pool_view *view)
     } else if (atomic_exchange(&scanning, 1)) {
         return -1;
     }
+    self_regs = regs;
+    nself_regs = nregs;
     int rc = -1;
     gs_cupti_flush();
     const uint8_t *bits = NULL;
@@ -482,6 +488,8 @@ static int scan_with(int trigger, uintptr_t self_sp, struct gs_pool_view *view)
         rc = run_scan(trigger, self_sp, view, bits, nbits);
     else
         gs_log("scan skipped: no free real-time signal to stop threads with");
+    self_regs = NULL;
+    nself_regs = 0;
     atomic_store(&scanning, 0);
     if (rc == 0 && trigger == GS_SCAN_TRIG_EXIT)
         gs_exit_scan_done = 1;
@@ -490,17 +498,12 @@ static int scan_with(int trigger, uintptr_t self_sp, struct gs_pool_view *view)
 
 int gs_scan(int trigger, uintptr_t self_sp)
 {
-    return scan_with(trigger, self_sp, NULL);
+    return scan_with(trigger, self_sp, NULL, 0, NULL);
 }
 
 int gs_scan_from(int trigger, uintptr_t sp, const uintptr_t *regs, size_t nregs)
 {
-    self_regs = regs;
-    nself_regs = nregs;
-    int rc = scan_with(trigger, sp, NULL);
-    self_regs = NULL;
-    nself_regs = 0;
-    return rc;
+    return scan_with(trigger, sp, regs, nregs, NULL);
 }
 
 /* Zeroes up to 64 KiB of stack below the caller's frame, never closer than
@@ -531,7 +534,18 @@ __attribute__((noinline)) int gs_scan_program(int trigger, struct gs_pool_view *
         return -1;
     GS_ENTRY_SP(sp);
     gs_tls.in_hook = 1;
-    int rc = scan_with(trigger, sp, view);
+    int rc = scan_with(trigger, sp, NULL, 0, view);
+    gs_scrub_stack();
+    gs_leave();
+    return rc;
+}
+
+int gs_scan_program_from(int trigger, uintptr_t sp, const uintptr_t *regs, size_t nregs)
+{
+    if (gs_tls.in_hook || !gs_tracing())
+        return -1;
+    gs_tls.in_hook = 1;
+    int rc = scan_with(trigger, sp, regs, nregs, NULL);
     gs_scrub_stack();
     gs_leave();
     return rc;

@@ -18,6 +18,10 @@ int gs_scan_from(int trigger, uintptr_t sp, const uintptr_t *regs, size_t nregs)
 /* A scan from a program thread (its stack above this call is a root), with
  * a caching allocator's view when one was just taken (may be NULL). */
 int gs_scan_program(int trigger, struct gs_pool_view *pool);
+/* The same from where the program called into gcspy: its stack is a root
+ * from sp up and its registers there (nregs words) are roots, and none of
+ * gcspy's frames in between is (gcspy_scan()'s, scan_trigger.c). */
+int gs_scan_program_from(int trigger, uintptr_t sp, const uintptr_t *regs, size_t nregs);
 /* Zeroes the dead stack below the caller (scan.c says why). */
 void gs_scrub_stack(void);
 int gs_scan_running(void);

@@ -2,7 +2,15 @@
  * The scan triggers: what starts a leak scan (scan.c) and on which thread.
  *
  *  - gcspy_scan() (API) and the exit scan run in the calling thread, whose
- *    stack is a root from its caller's frame up.
+ *    stack is a root from its caller's frame up. The API's entry points are
+ *    assembly stubs (x86-64) that note where the caller left its stack and
+ *    its callee-saved registers before any of gcspy's frames exists: the
+ *    frames of gcspy_scan_leaks and gcspy_scan hold locals that are written
+ *    only after the scan, and until then they hold what deeper frames left
+ *    there earlier. The program's own malloc, through ctypes, left the
+ *    block's address from gcspy's malloc hook in such a slot, and the
+ *    block a test had just dropped stayed reachable (sid's python3.14,
+ *    every run: py_pymalloc.sh's list-capacity case).
  *  - The scan signal (GCSPY_SCAN_SIGNAL), the byte count (GCSPY_SCAN_BYTES,
  *    counted by core.c on the allocation path) and the interval
  *    (GCSPY_SCAN_INTERVAL_MS) only raise a request (gs_scan_requested,
@@ -18,6 +26,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "entry_stub.h"
 #include "gcspy.h"
 #include "mem.h"
 #include "roots.h"
@@ -35,19 +44,40 @@ void gs_scan_set_policy(int (*route)(int trigger), int (*api)(void))
     policy_api = api;
 }
 
-__attribute__((visibility("default"), noinline)) int gcspy_scan(void)
+/* Where this thread called gcspy_scan or gcspy_scan_leaks, written by
+ * their entry stubs (below, entry_stub.h), read and cleared by api_scan in
+ * the same thread. sp 0: not noted (another architecture): the scan then
+ * starts below gcspy's frames. */
+__thread struct gs_entry_regs gs_api_from __attribute__((used));
+
+/* The policy's scan (torch.c's snapshot and its Python objects live in its
+ * frames) keeps those frames as roots; the plain scan starts at the
+ * caller. */
+static int api_scan(void)
 {
+    struct gs_entry_regs from = gs_api_from;
+    gs_api_from.sp = 0;
     if (gs_tls.in_hook || !gs_tracing())
         return -1;
     int trc = policy_api ? policy_api() : -2;
-    return trc != -2 ? trc : gs_scan_program(GS_SCAN_TRIG_API, NULL);
+    if (trc != -2)
+        return trc;
+    if (from.sp)
+        return gs_scan_program_from(GS_SCAN_TRIG_API, from.sp, from.regs,
+                                    sizeof from.regs / sizeof from.regs[0]);
+    return gs_scan_program(GS_SCAN_TRIG_API, NULL);
 }
 
-__attribute__((visibility("default"))) int gcspy_scan_leaks(struct gcspy_leaks *out)
+GS_HIDDEN __attribute__((used)) int gs_api_scan_c(void)
+{
+    return api_scan();
+}
+
+GS_HIDDEN __attribute__((used)) int gs_api_scan_leaks_c(struct gcspy_leaks *out)
 {
     struct gs_scan_counts before, after;
     gs_scan_api_last(&before);
-    if (gcspy_scan())
+    if (api_scan())
         return -1;
     gs_scan_api_last(&after);
     if (after.id == before.id)
@@ -62,6 +92,17 @@ __attribute__((visibility("default"))) int gcspy_scan_leaks(struct gcspy_leaks *
     }
     return 0;
 }
+
+#if defined(__x86_64__)
+GS_ENTRY_STUB(gcspy_scan, gs_api_from, gs_api_scan_c);
+GS_ENTRY_STUB(gcspy_scan_leaks, gs_api_from, gs_api_scan_leaks_c);
+#else
+__attribute__((visibility("default"))) int gcspy_scan(void) { return gs_api_scan_c(); }
+__attribute__((visibility("default"))) int gcspy_scan_leaks(struct gcspy_leaks *out)
+{
+    return gs_api_scan_leaks_c(out);
+}
+#endif
 
 __attribute__((noinline)) void gs_scan_at_exit(uintptr_t sp, const uintptr_t *regs, size_t nregs)
 {
