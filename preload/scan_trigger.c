@@ -75,7 +75,11 @@ GS_HIDDEN __attribute__((used)) int gs_api_scan_c(void)
 
 GS_HIDDEN __attribute__((used)) int gs_api_scan_leaks_c(struct gcspy_leaks *out)
 {
-    struct gs_scan_counts before, after;
+    /* after is written now: PyTorch-aware mode's scan still reads this frame
+     * (its roots start below its own frames), and an unwritten local keeps
+     * what deeper frames left in that memory */
+    struct gs_scan_counts before, after = {0};
+    __asm__ volatile("" : : "r"(&after) : "memory"); /* written before the scan */
     gs_scan_api_last(&before);
     if (api_scan())
         return -1;
