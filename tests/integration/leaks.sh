@@ -5,8 +5,9 @@
 # and compares them with the expectations written in the program's header;
 # then, where valgrind is installed, runs the same program under
 # `valgrind --leak-check=full` and requires the same definitely and
-# indirectly lost bytes as gcspy's exit scan. One line per case; exit 1 if
-# any case failed.
+# indirectly lost bytes as gcspy's exit scan (valgrind is run a second time
+# when it disagrees: its verdict moves with its own layout; both runs are
+# shown). One line per case; exit 1 if any case failed.
 #
 #   LEAKS=substr         run only the cases whose name contains substr
 #   LEAKS_VALGRIND=0     skip the valgrind comparison
@@ -400,9 +401,37 @@ def run_shim(name, spec, work):
 LOST = re.compile(r'(definitely|indirectly|possibly) lost: ([\d,]+) bytes in ([\d,]+) blocks')
 
 
+def compare_valgrind(vg, exits, spec):
+    """(summary parts, errors) of valgrind's leak summaries against gcspy's
+    exit scans: the same definitely and indirectly lost bytes per process,
+    or the case's @valgrind expect."""
+    summary, errs = [], []
+    for role, got in sorted(vg.items(), reverse=True):
+        mine = exits.get(role)
+        summary.append('valgrind %sdefinite=%d indirect=%d possible=%d' % (
+            '' if role == 'parent' else role + ' ', got['definite'], got['indirect'],
+            got['possible']))
+        if spec['vg_expect'] is not None and role == 'parent':
+            for c, v in spec['vg_expect'].items():
+                if got[c] != v:
+                    errs.append('valgrind %s bytes %d, expected %d (%s)'
+                                % (c, got[c], v, spec['vg_reason']))
+            continue
+        if mine is None:
+            errs.append('valgrind reports a %s process with no gcspy exit scan' % role)
+            continue
+        for c in ('definite', 'indirect'):
+            if got[c] != mine[c][1]:
+                errs.append('%s %s bytes: gcspy %d, valgrind %d' % (role, c, mine[c][1], got[c]))
+    if set(vg) != set(exits):
+        errs.append('processes: gcspy %s, valgrind %s' % (sorted(exits), sorted(vg)))
+    return summary, errs
+
+
 def run_valgrind(name, spec, work):
     """{role: {'definite': bytes, ...}} from valgrind's leak summaries."""
     d = os.path.join(work, name, 'vg')
+    shutil.rmtree(d, ignore_errors=True)  # a second run's logs only
     os.makedirs(d)
     cmd = [VALGRIND, '--leak-check=full', '--show-leak-kinds=all',
            '--log-file=' + os.path.join(d, 'vg.%p'), os.path.join(BIN, name)]
@@ -467,29 +496,23 @@ def check_case(name, src, work):
     elif not spec['valgrind']:
         summary.append('valgrind skipped: ' + spec['vg_reason'])
     elif traces is not None:
-        # run even when gcspy's checks failed: valgrind's view is evidence
+        # run even when gcspy's checks failed: valgrind's view is evidence.
+        # valgrind is the reference, and its verdict moves with its own
+        # layout (a stale word that happens to point into a block makes it
+        # "possible": leak_inside_large's 300000-byte block, once in a CI
+        # run): a disagreement is run again once, and both runs are shown.
         try:
-            vg, vsecs = run_valgrind(name, spec, work)
-            for role, got in sorted(vg.items(), reverse=True):
-                mine = exits.get(role)
-                summary.append('valgrind %sdefinite=%d indirect=%d possible=%d' % (
-                    '' if role == 'parent' else role + ' ', got['definite'], got['indirect'],
-                    got['possible']))
-                if spec['vg_expect'] is not None and role == 'parent':
-                    for c, v in spec['vg_expect'].items():
-                        if got[c] != v:
-                            errs.append('valgrind %s bytes %d, expected %d (%s)'
-                                        % (c, got[c], v, spec['vg_reason']))
-                    continue
-                if mine is None:
-                    errs.append('valgrind reports a %s process with no gcspy exit scan' % role)
-                    continue
-                for c in ('definite', 'indirect'):
-                    if got[c] != mine[c][1]:
-                        errs.append('%s %s bytes: gcspy %d, valgrind %d'
-                                    % (role, c, mine[c][1], got[c]))
-            if set(vg) != set(exits):
-                errs.append('processes: gcspy %s, valgrind %s' % (sorted(exits), sorted(vg)))
+            vsecs = 0
+            for attempt in (1, 2):
+                vg, s_ = run_valgrind(name, spec, work)
+                vsecs += s_
+                vsum, verrs = compare_valgrind(vg, exits, spec)
+                if not verrs or attempt == 2:
+                    break
+                summary.append('valgrind disagreed first (%s: %s), run again'
+                               % (', '.join(vsum), '; '.join(verrs)))
+            summary.extend(vsum)
+            errs.extend(verrs)
         except CaseError as e:
             errs.append(str(e))
     times = '%.1fs' % secs + (' + valgrind %.1fs' % vsecs if vsecs else '')
