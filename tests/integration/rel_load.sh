@@ -11,7 +11,7 @@
 #           of 256 MiB plus 64 MiB).
 #   live    REL_LIVE (1,000,000) blocks live at once and at exit: exact
 #           counts, the exit scan sees every one (no definite leak), the
-#           shim's memory per live block measured and at most 128 bytes.
+#           shim's memory per live block measured and at most 48 bytes.
 #   events  REL_EVENTS (5,000,000) events from 8 threads: exact counts.
 # `make soak` runs this script at full size (64 threads for SOAK_SECONDS,
 # 10M live blocks, 100M events). Figures are printed as "figure: ..." lines
@@ -93,7 +93,9 @@ else
   [ "$(kv "$c" last_scan_reachable)" -ge "$LIVE" ] || fail "live: the exit scan found $(kv "$c" last_scan_reachable) reachable blocks, expected at least $LIVE"
   shim_peak=$(word "$out" "rss_kb phase=end" kb)
   per=$(( (shim_peak - plain_peak) * 1024 / LIVE ))
-  [ "$per" -le 128 ] || fail "live: shim memory $per bytes per live block (peak ${shim_peak} kB vs ${plain_peak} kB)"
+  # 37 to 39 bytes measured (issue 16: 40 and not more); 55 when every
+  # grown table was faulted in whole, windows no block uses included
+  [ "$per" -le 48 ] || fail "live: shim memory $per bytes per live block, more than 48 (peak ${shim_peak} kB vs ${plain_peak} kB)"
   echo "figure: live blocks=$LIVE events_checked=$((A + F)) wall=$(secs "$t0" "$t1")s plain_peak=${plain_peak}kB shim_peak=${shim_peak}kB overhead_per_block=${per}B"
 fi
 
