@@ -18,9 +18,12 @@ extern "C" {
 void gcspy_mark(const char *label);
 
 /* Runs a leak scan now (stop-the-world or fork mode, per GCSPY_SCAN_MODE) and
- * records its results in the trace. Returns 0 on success, -1 when tracing is
- * off or a scan is already running. Safe to call from a signal handler only
- * through the GCSPY_SCAN_SIGNAL mechanism. */
+ * records its results in the trace. The calling thread's stack is read from
+ * its caller's frame up, with the registers the caller kept: what the
+ * caller still holds is reachable, nothing of gcspy's own frames is.
+ * Returns 0 on success, -1 when tracing is off or a scan is already
+ * running. Safe to call from a signal handler only through the
+ * GCSPY_SCAN_SIGNAL mechanism. */
 int gcspy_scan(void);
 
 /* What a scan found lost, memcheck's classes; each of the new_ counts is
