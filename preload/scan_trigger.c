@@ -56,7 +56,9 @@ __thread struct gs_entry_regs gs_api_from __attribute__((used));
 static int api_scan(void)
 {
     struct gs_entry_regs from = gs_api_from;
-    gs_api_from.sp = 0;
+    /* all of it: this thread's TLS is a root, and a register's value left
+     * here would keep its block for ever (leak_api_register's exit scan) */
+    memset(&gs_api_from, 0, sizeof gs_api_from);
     if (gs_tls.in_hook || !gs_tracing())
         return -1;
     int trc = policy_api ? policy_api() : -2;
