@@ -251,4 +251,5 @@ void gs_model_prefetch(const struct gs_model *m, const struct gs_record *r, int 
     const char *ax = (const char *)&m->site_ax[(size_t)(s - 1) * GS_AXIS__N];
     for (size_t o = 0; o < GS_AXIS__N * sizeof *m->site_ax; o += 64)
         __builtin_prefetch(ax + o);
+    __builtin_prefetch(ax + GS_AXIS__N * sizeof *m->site_ax - 1); /* unaligned: one more line */
 }

@@ -34,7 +34,7 @@ struct modent {
     const char *held;           /* its problem, found while quiet, not listed yet */
     /* nearest()'s index: the defined function symbols by address, in
      * symbol-table order among equal addresses; built at its first use
-     * (near_n -1: could not be built) */
+     * (near_n -1: built, and nothing to search) */
     struct nearsym *near;
     int near_n;
 };
@@ -446,7 +446,7 @@ static int near_build(struct modent *e)
     }
     if (k)
         qsort(e->near, (size_t)k, sizeof *e->near, near_cmp);
-    e->near_n = k;
+    e->near_n = k ? k : -1; /* a module without them is not read again */
     return 0;
 }
 
@@ -459,7 +459,7 @@ static int near_build(struct modent *e)
 static const char *nearest(struct gs_symbolizer *s, struct modent *e, Dwarf_Addr addr, char *buf,
                            size_t len)
 {
-    if (!e->near && e->near_n == 0 && near_build(e))
+    if (e->near_n == 0 && near_build(e))
         return NULL;
     /* the first entry of the last address at or below addr */
     size_t lo = 0, hi = e->near_n > 0 ? (size_t)e->near_n : 0;
