@@ -136,9 +136,9 @@ static int sync_cb(struct dl_phdr_info *info, size_t size, void *arg)
                 return 1; /* nothing loaded or unloaded since last time */
             last_adds = info->dlpi_adds;
             last_subs = info->dlpi_subs;
-            /* The stack walk's cached rules (unwind.c) were read under
-             * another map: each thread drops its own at its next walk. */
-            atomic_store(&gs_unw_map_gen, 1 + last_adds + last_subs);
+            /* The stack walk's cached rules (unwind.h) were read under
+             * another map. */
+            gs_unw_map_seen(last_adds, last_subs);
         }
         c->changed = 1;
     }

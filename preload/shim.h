@@ -164,8 +164,9 @@ struct gs_unw_rule {
     int16_t fp_off;
     uint8_t kind;
     uint8_t std; /* kind FP, cfa_off 16, fp_off -16: the frame-pointer convention */
+    /* kind NONE: cfa_off holds the map generation it was read under (unwind.h) */
 };
-#define GS_UNW_BITS 10
+#define GS_UNW_BITS 12
 struct gs_thread {
     struct gs_thread *next;      /* registry list (threads.c) */
     uint32_t index;
@@ -183,7 +184,8 @@ struct gs_thread {
     uint64_t stk_ip[GS_MAX_DEPTH];  /* its frames */
     uint32_t stk_id[GS_MAX_DEPTH];  /* the node of each frame (ids never change) */
     uint64_t stk_ph[GS_MAX_DEPTH];  /* the path hash of each (stack.c's node table) */
-    uint64_t unw_gen;            /* unwind.c: the module map unw was filled under */
+    uint64_t unw_gen;            /* unwind.h: the module map at the thread's last walk */
+    uint64_t unw_subs;           /* unwind.h: the unloads unw was filled after */
     struct gs_unw_rule unw[1u << GS_UNW_BITS]; /* unwind.c: return address -> rule */
 };
 struct gs_tls {

@@ -313,7 +313,9 @@ walk(struct gs_thread *th, void *hook_frame, uintptr_t *ips, int max, uint64_t *
         struct gs_unw_rule *r = &rules[i];
         if (GS_UNLIKELY(r->ip != ip))
             r = gs_unw_miss(rules, i, mask, ip);
-        if (r->kind == GS_UNW_NONE)
+        /* a NONE read before a module was loaded is read again */
+        if (r->kind == GS_UNW_NONE &&
+            (gs_unw_none_fresh(r) || gs_unw_fill(r, ip)->kind == GS_UNW_NONE))
             break;
         if (w) {
             if (!r->std && std_end < 0)

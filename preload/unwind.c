@@ -29,8 +29,9 @@
  * one pass and searched while the loader's counters say nothing changed. Nothing here
  * allocates, takes a gcspy lock, or reads memory outside the module it
  * found (.eh_frame lies in a PT_LOAD segment). The loader's adds/subs
- * counters, seen here and by modules.c's sync, bump gs_unw_map_gen, which
- * empties every thread's cache at its next walk: a rule (or a NONE) never
+ * counters, seen here and by modules.c's sync, bump gs_unw_map_gen: an
+ * unload empties every thread's cache at its next walk, a load makes the
+ * NONE rules read before it stale (unwind.h): a rule (or a NONE) never
  * outlives the module map it was read under by more than one sync.
  */
 #define _GNU_SOURCE
@@ -41,6 +42,18 @@
 #include "unwind.h"
 
 atomic_ullong gs_unw_map_gen = 1;
+atomic_ullong gs_unw_unmap_gen;
+
+/* Called under the loader's lock (inside dl_iterate_phdr), which orders the
+ * callers: the counters only grow. */
+void gs_unw_map_seen(uint64_t adds, uint64_t subs)
+{
+    uint64_t g = 1 + adds + subs;
+    if (atomic_load_explicit(&gs_unw_map_gen, memory_order_relaxed) == g)
+        return;
+    atomic_store_explicit(&gs_unw_unmap_gen, subs, memory_order_relaxed);
+    atomic_store_explicit(&gs_unw_map_gen, g, memory_order_release);
+}
 
 /* x86-64's DWARF register numbers. */
 enum { REG_RBP = 6, REG_RSP = 7 };
@@ -400,6 +413,7 @@ struct find {
     uintptr_t pc;
     struct gs_unw_rule *r;
     int first, rebuild;
+    uint64_t gen; /* the map generation the lookup saw */
 };
 
 /* The frame-pointer convention: code without (usable) unwind information. */
@@ -541,8 +555,8 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
         f->first = 0;
         if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
             uint64_t g = 1 + info->dlpi_adds + info->dlpi_subs;
-            if (atomic_load_explicit(&gs_unw_map_gen, memory_order_relaxed) != g)
-                atomic_store_explicit(&gs_unw_map_gen, g, memory_order_relaxed);
+            gs_unw_map_seen(info->dlpi_adds, info->dlpi_subs);
+            f->gen = g;
             if (xr && xr_gen == g)
                 return xr_lookup(f);
             if (!xr)
@@ -575,15 +589,20 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 const struct gs_unw_rule *gs_unw_fill(struct gs_unw_rule *r, uintptr_t ip)
 {
-    *r = (struct gs_unw_rule){ip, 0, 0, GS_UNW_NONE, 0};
+    /* Without the loader's counters the generation never moves, and this
+     * one is the lookup's. */
+    uint64_t gen = atomic_load_explicit(&gs_unw_map_gen, memory_order_relaxed);
+    *r = (struct gs_unw_rule){ip, (int32_t)(uint32_t)gen, 0, GS_UNW_NONE, 0};
     /* A return address follows its call: the call (ip - 1) is what lies in
      * the function, also after a call that never returns at its very end. */
     if (ip < 4096)
         return r;
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1; /* the loader may allocate under dl_iterate_phdr */
-    struct find f = {ip - 1, r, 1, 0};
+    struct find f = {ip - 1, r, 1, 0, gen};
     dl_iterate_phdr(find_cb, &f);
     gs_restore(saved);
+    if (r->kind == GS_UNW_NONE)
+        r->cfa_off = (int32_t)(uint32_t)f.gen;
     return r;
 }
