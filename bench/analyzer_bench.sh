@@ -35,6 +35,10 @@ mkdir -p "$OUT" || exit 2
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gcspy-anbench.XXXXXX") || exit 2
 trap 'rm -rf "$WORK"' EXIT
 failed=0
+# the figures bench/targets.sh compares with issue 16's targets
+mkdir -p "$OUT/metrics" || exit 2
+METRICS=$OUT/metrics/analyzer.env
+{ echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')"; echo "an_events=$EVENTS"; } >"$METRICS"
 
 # measure NAME CMD...: runs CMD (stdout discarded), sets WALL USER SYS RSS_KB
 measure() {
@@ -58,9 +62,11 @@ if measure report "$CLI" report --format json -o "$WORK/report.json" "$WORK/benc
   ok_r=$(awk -v r="$R" 'BEGIN { print (r >= 20) ? "met" : "missed" }')
   ok_m=$(awk -v m="$M" 'BEGIN { print (m < 256) ? "met" : "missed" }')
   rows+=("| gcspy report (json, symbols) | $EVENTS | $WALL | $USER+$SYS | **$R** (target >= 20: $ok_r) | **$M** (target < 256: $ok_m) |")
+  printf 'an_rate=%s\nan_peak_mib=%s\n' "$R" "$M" >>"$METRICS"
 fi
 if measure report_nosym "$CLI" report --format json --no-symbols -o "$WORK/report2.json" "$WORK/bench.trace"; then
   rows+=("| gcspy report (json, --no-symbols) | $EVENTS | $WALL | $USER+$SYS | $(rate "$EVENTS" "$USER" "$SYS") | $(mib "$RSS_KB") |")
+  echo "an_rate_nosym=$(rate "$EVENTS" "$USER" "$SYS")" >>"$METRICS"
 fi
 echo "analyzer bench: writing 4 traces of $PAR_EVENTS events for -j..."
 par=()
@@ -73,6 +79,7 @@ if measure par1 "$CLI" report --format json -j 1 -o "$WORK/par1.json" "${par[@]}
   rows+=("| gcspy report -j 1, 4 traces (json, symbols) | $((PAR_EVENTS * 4)) | $WALL | $USER+$SYS | $(rate $((PAR_EVENTS * 4)) "$USER" "$SYS") | $(mib "$RSS_KB") |")
   if measure par2 "$CLI" report --format json -j 2 -o "$WORK/par2.json" "${par[@]}"; then
     SP=$(awk -v a="$W1" -v b="$WALL" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')
+    echo "an_j2_speedup=$SP" >>"$METRICS"
     rows+=("| gcspy report -j 2, 4 traces: **${SP}× the -j 1 speed** | $((PAR_EVENTS * 4)) | $WALL | $USER+$SYS | $(rate $((PAR_EVENTS * 4)) "$USER" "$SYS") | $(mib "$RSS_KB") |")
     cmp -s "$WORK/par1.json" "$WORK/par2.json" || { echo "analyzer_bench: -j 2 report differs from -j 1"; failed=1; }
   fi
@@ -83,6 +90,7 @@ if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; the
      HT=$(ls "$WORK"/ht.* 2>/dev/null | head -1) && [ -n "$HT" ]; then
     if measure heaptrack_print heaptrack_print "$HT"; then
       rows+=("| heaptrack_print (reference) | $HT_EVENTS | $WALL | $USER+$SYS | $(rate "$HT_EVENTS" "$USER" "$SYS") | $(mib "$RSS_KB") |")
+      echo "an_rate_heaptrack_print=$(rate "$HT_EVENTS" "$USER" "$SYS")" >>"$METRICS"
     fi
   else
     echo "analyzer_bench: heaptrack recording failed (see below)"; tail -5 "$WORK/ht.log"; failed=1

@@ -88,3 +88,14 @@ pairs=$((events / 2))
   awk -v g="$tg" -v b="$tb" -v p="$pairs" 'BEGIN {
     printf "| **gcspy, all** | **%.0f** |\n| bare | %.0f |\n| ratio | %.2f× |\n", g / p, b / p, g / b }'
 } | tee -a "$OUT/results.md"
+
+# the figures bench/targets.sh quotes beside issue 16's targets
+mkdir -p "$OUT/metrics"
+{
+  echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  for s in unwind intern table encode write compress scan hook program; do
+    n=$(awk -v s="$s" '$1 == s { print $2 }' "$WORK/gcspy.st")
+    awk -v n="${n:-0}" -v p="$pairs" -v s="$s" 'BEGIN { printf "hot_%s=%.0f\n", s, n / p }'
+  done
+  awk -v g="$tg" -v b="$tb" -v p="$pairs" 'BEGIN { printf "hot_all=%.0f\nhot_bare=%.0f\n", g / p, b / p }'
+} >"$OUT/metrics/hotpath.env"

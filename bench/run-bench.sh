@@ -47,8 +47,8 @@ done
 if [ ! -x "$CHURN" ]; then
   echo "run-bench: $CHURN is missing: run 'make bench' (or 'make $CHURN')" >&2; exit 2
 fi
-mkdir -p "$LOGS" || exit 2
-rm -f "$LOGS"/* "$OUT/zstd_levels.md"
+mkdir -p "$LOGS" "$OUT/metrics" || exit 2
+rm -f "$LOGS"/* "$OUT/zstd_levels.md" "$OUT/metrics/run.env"
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gcspy-bench.XXXXXX") || exit 2
 trap 'rm -rf "$WORK"' EXIT
 
@@ -113,7 +113,7 @@ tool_cmd() {
 # and the log. The program's output, filtered through the extended regex
 # FILTER, must equal what the first bare run printed. On failure sets
 # STATUS[ROW,TOOL] and returns 1.
-declare -A TIMES CPUS STEPS SIZE LASTLOG STATUS LIMITS T S C U
+declare -A TIMES CPUS STEPS MEMS SIZE LASTLOG STATUS LIMITS T S C U M
 run_once() {
   local row=$1 tool=$2 i=$3 filter=$4; shift 4
   local log=$LOGS/$row.$tool.$i trace=$WORK/$row.$tool t0 t1 rc st limit
@@ -144,6 +144,9 @@ run_once() {
   CPUS[$row,$tool]+=" $(cat "$WORK/cpu0" "$WORK/cpu1" | awk 'NR == 1 { a = $1 } NR == 2 { printf "%.3f", $1 - a }')"
   st=$(sed -n 's/.*median_step_ms \([0-9.]*\).*/\1/p' "$log.err" | tail -1)
   [ -n "$st" ] && STEPS[$row,$tool]+=" $st"
+  # the peak RSS rel_load's live case prints (VmHWM, kB)
+  st=$(sed -n 's/^rss_kb phase=end kb=\([0-9]*\)$/\1/p' "$log.out" | tail -1)
+  [ -n "$st" ] && MEMS[$row,$tool]+=" $st"
   SIZE[$row,$tool]=$(cat "$trace"* 2>/dev/null | wc -c)
   LASTLOG[$row,$tool]=$log
   return 0
@@ -186,6 +189,8 @@ bench_row() {
     [ -n "${STEPS[$row,$tool]:-}" ] && S[$row,$tool]=$(median ${STEPS[$row,$tool]})
     # shellcheck disable=SC2086
     [ -n "${CPUS[$row,$tool]:-}" ] && U[$row,$tool]=$(median ${CPUS[$row,$tool]})
+    # shellcheck disable=SC2086
+    [ -n "${MEMS[$row,$tool]:-}" ] && M[$row,$tool]=$(median ${MEMS[$row,$tool]})
   done
   for spec in ${tools//,/ }; do
     tool=${spec%:1}
@@ -317,7 +322,36 @@ else
     for tool in bare gcspy heaptrack lsan; do C[$row,$tool]="torch not importable by $PY"; done
   done
 fi
-for row in import import-cpu train step bpe; do C[$row,memcheck]="not run (too slow)"; done
+# ---- memory per live block ------------------------------------------------------
+# tests/programs/rel_load's live case: MEM_LIVE blocks of 24 to 31 bytes
+# live at once (the peak), then half of them freed and allocated again; it
+# prints its own peak RSS (VmHWM). Per tool: (its peak - bare's) / blocks,
+# the memory the tool keeps in the program's process per live block
+# (heaptrack's analysis runs in a process of its own, not counted here).
+MEMPROG=$BUILD/tests/programs/rel_load
+MEM_LIVE=$([ "$QUICK" = 1 ] && echo 200000 || echo 1000000)
+BPB_GCSPY="" BPB_LSAN="" BPB_HT=""
+if [ -x "$MEMPROG" ]; then
+  tools_for mem python
+  bench_row mem '^live blocks' 10 "$TOOLS" "$MEMPROG" live "$MEM_LIVE"
+  for tool in ${TOOLS//,/ }; do
+    if [ -z "${M[mem,$tool]:-}" ]; then
+      C[mem,$tool]=${C[mem,$tool]:-"not measured"}
+    elif [ $tool = bare ]; then
+      C[mem,$tool]="peak $((M[mem,bare] / 1024)) MiB"
+    else
+      per=$(awk -v t="${M[mem,$tool]}" -v b="${M[mem,bare]}" -v n="$MEM_LIVE" 'BEGIN { printf "%.1f", (t - b) * 1024 / n }')
+      C[mem,$tool]="$per B/block (peak $((M[mem,$tool] / 1024)) MiB)"
+      [ $tool = gcspy ] && BPB_GCSPY=$per
+      [ $tool = lsan ] && BPB_LSAN=$per
+      [ $tool = heaptrack ] && BPB_HT=$per
+    fi
+  done
+else
+  for tool in bare gcspy heaptrack lsan; do C[mem,$tool]="$MEMPROG missing (make test-build)"; done
+fi
+
+for row in import import-cpu train step bpe mem; do C[$row,memcheck]="not run (too slow)"; done
 C[churn-cpu,memcheck]="not measured"
 
 C[bpe,bare]="-"; C[bpe,lsan]="- (no trace)"
@@ -333,6 +367,35 @@ if [ -n "$BPE_GCSPY" ] && [ -n "$BPE_HT" ]; then
   bpe_ok=$(awk -v g="$BPE_GCSPY" -v h="$BPE_HT" 'BEGIN { print (g <= h) ? "met" : "MISSED" }')
 fi
 
+# ---- the figures bench/targets.sh compares with issue 16's targets -------------
+# ratio ROW TOOL [CPU|STEP]: the tool's median over bare's, or empty
+mratio() {
+  local a b
+  case ${3:-} in
+    CPU) a=${U[$1,$2]:-} b=${U[$1,bare]:-} ;;
+    STEP) a=${S[$1,$2]:-} b=${S[$1,bare]:-} ;;
+    *) a=${T[$1,$2]:-} b=${T[$1,bare]:-} ;;
+  esac
+  [ -n "$a" ] && [ -n "$b" ] && ratio "$a" "$b"
+}
+{
+  echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')"
+  echo "mode=$([ "$QUICK" = 1 ] && echo quick || echo full) runs=$RUNS"
+  for tool in gcspy lsan heaptrack; do
+    echo "churn_wall_$tool=$(mratio churn $tool)"
+    echo "churn_cpu_$tool=$(mratio churn $tool CPU)"
+    echo "import_wall_$tool=$(mratio import $tool)"
+    echo "import_cpu_$tool=$(mratio import $tool CPU)"
+    echo "step_$tool=$(mratio train $tool STEP)"
+  done
+  echo "bpe_gcspy=$BPE_GCSPY"
+  echo "bpe_heaptrack=$BPE_HT"
+  echo "bpb_gcspy=$BPB_GCSPY"
+  echo "bpb_lsan=$BPB_LSAN"
+  echo "bpb_heaptrack=$BPB_HT"
+  echo "python=$("$PY" -c 'import sys, torch; print("%d.%d" % sys.version_info[:2], torch.__version__)' 2>/dev/null | tr ' ' /)"
+} >"$OUT/metrics/run.env"
+
 {
   echo "# gcspy benchmarks"
   echo
@@ -343,12 +406,14 @@ fi
   echo "- import: \`$PY -c \"import torch\"\`"
   echo "- train: \`$PY ${TRAIN_ARGS[*]}\` (whole process); step: its median step time"
   echo "- gcspy: LD_PRELOAD=$BUILD/libgcspy.so, default options (fp stacks, depth 64, exit scan) + GCSPY_QUIET=1"
+  echo "- memory: \`$MEMPROG live $MEM_LIVE\`: peak RSS of the program's process over bare's, per live block"
   echo "- heaptrack: \`heaptrack -o FILE\`; memcheck: \`valgrind --leak-check=full\`; LSan: ${LSAN_HOW:-not available}"
   echo
   echo "| row | bare | gcspy | heaptrack | memcheck | LSan |"
   echo "|---|---|---|---|---|---|"
-  for row in churn churn-cpu bpe import import-cpu train step; do
+  for row in churn churn-cpu bpe import import-cpu train step mem; do
     case $row in
+      mem) label="memory per live block ($MEM_LIVE live)" ;;
       churn) label="churn" ;; bpe) label="churn trace size" ;; import) label="import torch" ;;
       churn-cpu) label="churn, CPU (user + sys)" ;; import-cpu) label="import torch, CPU (user + sys)" ;;
       train) label="train.py, whole process" ;; step) label="train.py, per step" ;;

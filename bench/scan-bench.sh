@@ -31,6 +31,10 @@ LSAN=$(gcc -print-file-name=liblsan.so.0 2>/dev/null)
 field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
 
 table=$(mktemp)
+# the figures bench/targets.sh compares with issue 16's targets
+mkdir -p "$OUT/metrics"
+METRICS=$OUT/metrics/scan.env
+{ echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')"; echo "scan_mib=$MIB"; } >"$METRICS"
 printf '| order | objects | read floor s (CPU) | LSan scan s (CPU) | gcspy stw scan s (CPU) | gcspy/LSan rate, wall (CPU) | gcspy/read floor, CPU | pause stw s | pause fork s | pause per GiB stw / fork s |\n|---|---|---|---|---|---|---|---|---|---|\n' > "$table"
 for order in alloc random; do
   line=$("$PROG" --mib "$MIB" --order "$order")
@@ -54,6 +58,12 @@ for order in alloc random; do
   rate=$(awk -v l="$lsan_s" -v g="${scan[stw]}" -v lc="$lsan_c" -v gc="${cpu[stw]}" 'BEGIN { if (l != "NA" && g > 0 && gc > 0) printf "%.2fx (%.2fx)", l / g, lc / gc; else print "?" }')
   floor=$(awk -v r="$read_c" -v g="${cpu[stw]}" 'BEGIN { if (r > 0) printf "%.2fx", g / r; else print "?" }')
   per_gib=$(awk -v p="${pause[stw]}" -v f="${pause[fork]}" -v m="$MIB" 'BEGIN { printf "%.3f / %.3f", p * 1024 / m, f * 1024 / m }')
+  awk -v o="$order" -v l="$lsan_s" -v g="${scan[stw]}" -v lc="$lsan_c" -v gc="${cpu[stw]}" -v r="$read_c" \
+      -v p="${pause[stw]}" -v f="${pause[fork]}" -v m="$MIB" 'BEGIN {
+    if (l != "NA" && g > 0 && gc > 0) printf "scan_rate_%s_wall=%.2f\nscan_rate_%s_cpu=%.2f\n", o, l / g, o, lc / gc
+    if (r > 0) printf "scan_floor_%s_cpu=%.2f\n", o, gc / r
+    printf "pause_stw_gib_%s=%.3f\npause_fork_gib_%s=%.3f\n", o, p * 1024 / m, o, f * 1024 / m
+  }' >>"$METRICS"
   printf '| %s | %s | %s (%s) | %s (%s) | %s (%s) | %s | %s | %s | %s | %s |\n' "$order" "$n" "$read_s" "$read_c" "$lsan_s" "$lsan_c" "${scan[stw]}" "${cpu[stw]}" "$rate" "$floor" "${pause[stw]}" "${pause[fork]}" "$per_gib" >> "$table"
 done
 echo
