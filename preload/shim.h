@@ -167,6 +167,9 @@ struct gs_unw_rule {
     /* kind NONE: cfa_off holds the map generation it was read under (unwind.h) */
 };
 #define GS_UNW_BITS 12
+#define GS_STK_BITS 10
+/* A stack hash's slot in a thread's stack cache (stack.c). */
+#define gs_stk_slot(h) ((unsigned)((h) >> (64 - GS_STK_BITS)))
 struct gs_thread {
     struct gs_thread *next;      /* registry list (threads.c) */
     uint32_t index;
@@ -174,9 +177,9 @@ struct gs_thread {
     int dead;
     uintptr_t stack_lo, stack_hi;
     uint64_t allocs, frees, bytes;
-    uint64_t cache_hash[1024];   /* stack.c: stack hash -> id cache */
-    uint32_t cache_id[1024];
-    uint64_t cache_sp[1024];     /* stack.c: the sp an entry holds for (0: any) */
+    uint64_t cache_hash[1u << GS_STK_BITS]; /* stack.c: stack hash -> id cache */
+    uint32_t cache_id[1u << GS_STK_BITS];
+    uint64_t cache_sp[1u << GS_STK_BITS];   /* stack.c: the sp an entry holds for (0: any) */
     int py_in_step;              /* pyframes.c: last allocation was inside a step */
     uint64_t py_line_key[512];   /* pyframes.c: (code, offset) -> line cache */
     int32_t py_line[512];

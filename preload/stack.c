@@ -243,7 +243,7 @@ static uint32_t intern_hashed(struct gs_thread *th, const uintptr_t *ips, int n,
             th->stk_n = k;
     }
     if (id && th) {
-        unsigned slot = (unsigned)(h >> 54);
+        unsigned slot = gs_stk_slot(h);
         th->cache_hash[slot] = h;
         th->cache_id[slot] = id;
         th->cache_sp[slot] = 0;
@@ -257,7 +257,7 @@ uint32_t gs_stack_intern(const uintptr_t *ips, int n)
         return 0;
     struct gs_thread *th = gs_tls.th;
     uint64_t h = stack_hash(ips, n);
-    unsigned slot = (unsigned)(h >> 54);
+    unsigned slot = gs_stk_slot(h);
     if (th && th->cache_hash[slot] == h)
         return th->cache_id[slot] & ~GS_ID_WALK;
     return intern_hashed(th, ips, n, h);
@@ -451,7 +451,7 @@ static __attribute__((noinline)) uint32_t stack_id_walk(struct gs_thread *th, vo
     int n = walk(th, hook_frame, ips, (int)gs_opt.depth, &h, &w, 0, 0);
     if (!n)
         return 0;
-    unsigned slot = (unsigned)(h >> 54);
+    unsigned slot = gs_stk_slot(h);
     uint32_t id = th->cache_hash[slot] == h ? th->cache_id[slot] & ~GS_ID_WALK
                                             : intern_hashed(th, ips, n, h);
     if (!id)
@@ -464,7 +464,7 @@ static __attribute__((noinline)) uint32_t stack_id_walk(struct gs_thread *th, vo
         flag = 0; /* glibc's start code beyond the raw walk's last frame */
         want = last_sp;
     }
-    unsigned rslot = (unsigned)(rh >> 54);
+    unsigned rslot = gs_stk_slot(rh);
     th->cache_hash[rslot] = rh;
     th->cache_id[rslot] = id | flag;
     th->cache_sp[rslot] = want;
@@ -480,7 +480,7 @@ uint32_t gs_stack_id(void *hook_frame)
         if (GS_UNLIKELY(gs_unw_check(th)))
             memset(th->cache_hash, 0, sizeof th->cache_hash); /* raw entries name old rules' stacks */
         int m = raw_walk(th, hook_frame, (int)gs_opt.depth, &rh, &last_sp);
-        unsigned rslot = (unsigned)(rh >> 54);
+        unsigned rslot = gs_stk_slot(rh);
         if (GS_LIKELY(th->cache_hash[rslot] == rh)) {
             uint32_t id = th->cache_id[rslot];
             uint64_t want = th->cache_sp[rslot];
