@@ -413,7 +413,7 @@ struct find {
     uintptr_t pc;
     struct gs_unw_rule *r;
     int first, rebuild;
-    uint64_t gen; /* the map generation the lookup saw */
+    uint64_t gen, subs; /* the map generation and the unloads the lookup saw */
 };
 
 /* The frame-pointer convention: code without (usable) unwind information. */
@@ -557,6 +557,7 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
             uint64_t g = 1 + info->dlpi_adds + info->dlpi_subs;
             gs_unw_map_seen(info->dlpi_adds, info->dlpi_subs);
             f->gen = g;
+            f->subs = info->dlpi_subs;
             if (xr && xr_gen == g)
                 return xr_lookup(f);
             if (!xr)
@@ -587,22 +588,133 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
     return in && !f->rebuild; /* a rebuild sees every module */
 }
 
+static int resync_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)arg;
+    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        gs_unw_map_seen(info->dlpi_adds, info->dlpi_subs);
+    return 1;
+}
+
+void gs_unw_resync(void)
+{
+    int saved = gs_tls.in_hook;
+    gs_tls.in_hook = 1; /* the loader may allocate under dl_iterate_phdr */
+    dl_iterate_phdr(resync_cb, NULL);
+    gs_restore(saved);
+}
+
+/* ---- the shared cache ----
+ * Every thread reads its rules from the same modules, and one training
+ * step's walks pass through more return addresses than a thread's cache
+ * holds (train.py on torch 1.13: some 1,200 lookups a step with 4096
+ * entries, each a dl_iterate_phdr and an .eh_frame search). Behind the
+ * per-thread caches sits one table for all threads: open addressing, insert
+ * only, no lock. A slot's key (ip, with the loader's unload count in the
+ * bits above a user address) is claimed once by compare-and-swap and never
+ * changes; the claimer then stores the packed rule with release, and a
+ * reader takes the rule only when it is there (a kind, never NONE: NONE
+ * rules are not shared), so a slot is either empty, claimed, or final.
+ * After an unload every key names another count: the old entries are
+ * never matched again (the table is not emptied under readers; they stay
+ * as dead weight, and a full neighbourhood only means a lookup). The table
+ * (4 MiB of address space, its pages touched as slots are) is mapped at
+ * the first insert. */
+#define GS_SHARED_BITS 18
+#define GS_SHARED_PROBES 16
+struct shared_rule {
+    atomic_ullong key; /* 0: empty */
+    atomic_ullong rule;
+};
+static struct shared_rule *_Atomic shared;
+
+/* 0 for an address the key cannot hold (above 2^47: 5-level paging). */
+static inline uint64_t shared_key(uintptr_t ip, uint64_t subs)
+{
+    return ip >> 47 ? 0 : (uint64_t)ip | (subs & 0x1ffff) << 47;
+}
+
+static inline uint64_t shared_slot(uint64_t key)
+{
+    return (key * 0x9E3779B97F4A7C15ull) >> (64 - GS_SHARED_BITS);
+}
+
+static int shared_get(uintptr_t ip, uint64_t subs, struct gs_unw_rule *r)
+{
+    struct shared_rule *t = atomic_load_explicit(&shared, memory_order_acquire);
+    uint64_t key = shared_key(ip, subs);
+    if (!t || !key)
+        return 0;
+    uint64_t j = shared_slot(key), mask = (1u << GS_SHARED_BITS) - 1;
+    for (int n = 0; n < GS_SHARED_PROBES; n++, j = (j + 1) & mask) {
+        uint64_t k = atomic_load_explicit(&t[j].key, memory_order_acquire);
+        if (!k)
+            return 0;
+        if (k != key)
+            continue;
+        uint64_t v = atomic_load_explicit(&t[j].rule, memory_order_acquire);
+        if (!(uint8_t)(v >> 48))
+            return 0; /* claimed, the rule not stored yet */
+        *r = (struct gs_unw_rule){ip, (int32_t)(uint32_t)v, (int16_t)(uint16_t)(v >> 32),
+                                  (uint8_t)(v >> 48), (uint8_t)(v >> 56)};
+        return 1;
+    }
+    return 0;
+}
+
+static void shared_put(const struct gs_unw_rule *r, uint64_t subs)
+{
+    uint64_t key = shared_key(r->ip, subs);
+    struct shared_rule *t = atomic_load_explicit(&shared, memory_order_acquire);
+    if (!key || r->kind == GS_UNW_NONE)
+        return;
+    if (!t) {
+        size_t len = sizeof *t << GS_SHARED_BITS;
+        struct shared_rule *mine = gs_pages_alloc(len), *none = NULL;
+        if (!mine)
+            return;
+        if (atomic_compare_exchange_strong(&shared, &none, mine)) {
+            t = mine;
+        } else {
+            gs_pages_free(mine, len);
+            t = none;
+        }
+    }
+    uint64_t v = (uint32_t)r->cfa_off | (uint64_t)(uint16_t)r->fp_off << 32 |
+                 (uint64_t)r->kind << 48 | (uint64_t)r->std << 56;
+    uint64_t j = shared_slot(key), mask = (1u << GS_SHARED_BITS) - 1;
+    for (int n = 0; n < GS_SHARED_PROBES; n++, j = (j + 1) & mask) {
+        uint64_t k = atomic_load_explicit(&t[j].key, memory_order_relaxed);
+        if (k == key)
+            return; /* another thread's, or being stored by it */
+        if (!k && atomic_compare_exchange_strong(&t[j].key, &k, key)) {
+            atomic_store_explicit(&t[j].rule, v, memory_order_release);
+            return;
+        }
+        if (k == key)
+            return; /* lost the slot to the same key */
+    }
+}
+
 const struct gs_unw_rule *gs_unw_fill(struct gs_unw_rule *r, uintptr_t ip)
 {
     /* Without the loader's counters the generation never moves, and this
      * one is the lookup's. */
-    uint64_t gen = atomic_load_explicit(&gs_unw_map_gen, memory_order_relaxed);
+    uint64_t gen = atomic_load_explicit(&gs_unw_map_gen, memory_order_acquire);
+    uint64_t subs = atomic_load_explicit(&gs_unw_unmap_gen, memory_order_relaxed);
     *r = (struct gs_unw_rule){ip, (int32_t)(uint32_t)gen, 0, GS_UNW_NONE, 0};
     /* A return address follows its call: the call (ip - 1) is what lies in
      * the function, also after a call that never returns at its very end. */
-    if (ip < 4096)
+    if (ip < 4096 || shared_get(ip, subs, r))
         return r;
     int saved = gs_tls.in_hook;
     gs_tls.in_hook = 1; /* the loader may allocate under dl_iterate_phdr */
-    struct find f = {ip - 1, r, 1, 0, gen};
+    struct find f = {ip - 1, r, 1, 0, gen, subs};
     dl_iterate_phdr(find_cb, &f);
     gs_restore(saved);
     if (r->kind == GS_UNW_NONE)
         r->cfa_off = (int32_t)(uint32_t)f.gen;
+    else
+        shared_put(r, f.subs);
     return r;
 }

@@ -27,6 +27,8 @@ const struct gs_unw_rule *gs_unw_fill(struct gs_unw_rule *r, uintptr_t ip);
 extern atomic_ullong gs_unw_map_gen;
 extern atomic_ullong gs_unw_unmap_gen;
 void gs_unw_map_seen(uint64_t adds, uint64_t subs);
+/* Sees the loader's counters now (one dl_iterate_phdr callback). */
+void gs_unw_resync(void);
 
 /* A NONE rule read under the current module map (see gs_unw_map_gen). */
 static inline int gs_unw_none_fresh(const struct gs_unw_rule *r)

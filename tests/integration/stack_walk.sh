@@ -13,11 +13,17 @@
 #  3. dash, bash and tr, built without frame pointers: every frame of every
 #     stack of every trace lies in an executable segment of a module
 #     record, none with the top bit set.
+#  4. tests/programs/stack_reload.c: a library without frame pointers
+#     unloaded and another build of it loaded at the same address, whose
+#     malloc call returns to the same offset from a frame of another size,
+#     and back, three rounds: each of the 6 allocations' stacks is the
+#     library's inner() then main (no library's cached unwind rule walks
+#     the other's frame).
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 . tests/lib.sh
 gs_init stack_walk
-gs_need stack_cxx_new stack_garbage
+gs_need stack_cxx_new stack_garbage stack_reload libstack_reload_a.so libstack_reload_b.so
 
 # Every frame in an r-x segment of a module record; none with the top bit.
 code_only() {
@@ -84,6 +90,38 @@ assert names[:4] == ['alloc_site', 'garbage_call', 'level1', 'main'], 'frames: %
 print('garbage: one stack: %s' % ' '.join(names))
 PY
   code_only "$GS_DUMP" || fail "garbage: see above"
+fi
+
+# 4. a library reloaded in place
+P=$GS_PROGS/stack_reload
+gs_run reload "$P" "$GS_PROGS/libstack_reload_a.so" "$GS_PROGS/libstack_reload_b.so"
+[ "$GS_RC" -eq 0 ] || fail "reload: exit status $GS_RC: $(head -3 "$GS_DIR/err")"
+if gs_one_trace; then
+  gs_check "$GS_DUMP"
+  gs_py - "$GS_DUMP" "$P" "$GS_DIR/out" <<'PY' || fail "reload: see above"
+import sys
+from gstrace import *
+tr = Trace(sys.argv[1]); prog = sys.argv[2]
+bases = [l.split()[3] for l in open(sys.argv[3]) if l.startswith('lib ')]
+main = in_function(tr, prog, 'main')
+ret = set()
+for size in (1111, 2222):
+    rs = [r for r in tr.of('alloc') if r.size == size]
+    assert len(rs) == 3, '%d allocations of %d bytes, expected 3' % (len(rs), size)
+    for r in rs:
+        fr = tr.frames(r.stack)
+        # (module_of does not know when each was loaded: either library's)
+        m = tr.module_of(fr[0]) if fr else None
+        assert m and m.path.endswith(('libstack_reload_a.so', 'libstack_reload_b.so')), \
+            '%d bytes: frame 0 %s is not in the library' % (size, hex(fr[0]) if fr else 'missing')
+        assert len(fr) > 1 and main(fr[1]), '%d bytes: frame 1 is %s, not main (frames %s)' % (
+            size, hex(fr[1]) if len(fr) > 1 else 'missing', ' '.join(map(hex, fr[:6])))
+        ret.add(fr[0])
+same = len(bases) == 6 and len(set(bases)) == 1 and len(ret) == 1
+print('reload: all 6 stacks inner() then main; %s' % (
+    'every load at one address, one return address' if same
+    else 'the libraries at %s: the case did not arise' % ', '.join(sorted(set(bases)))))
+PY
 fi
 
 # 3. real programs without frame pointers
