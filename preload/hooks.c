@@ -37,7 +37,6 @@
 #include "exit_hooks.h"
 #include "life.h"
 #include "mem.h"
-#include "unwind.h"
 #include "stack.h"
 #include "threads.h"
 
@@ -538,24 +537,6 @@ GS_EXPORT int setns(int fd, int nstype)
     int rc = real_setns(fd, nstype);
     int e = errno;
     gs_alone_end(parked);
-    errno = e;
-    return rc;
-}
-
-/* dlclose: another module may be loaded at once where the closed one was (a
- * plugin reloaded), and the stack walk's cached rules (unwind.h) are dropped
- * only once the loader's unload count has been seen, which a later lookup
- * or the writer's next sync would do: an allocation through the new code
- * before then would be walked by the old code's rules. So the count is
- * seen here, before the caller runs again. */
-GS_EXPORT int dlclose(void *h)
-{
-    resolve();
-    if (!real_dlclose)
-        return -1;
-    int rc = real_dlclose(h);
-    int e = errno;
-    gs_unw_resync();
     errno = e;
     return rc;
 }

@@ -3,13 +3,14 @@
  * segments), written as MODULE records so the analyzer can symbolize raw
  * return addresses offline, and MODULE_UNLOAD when an object goes away.
  *
- * gcspy does not hook dlopen/dlclose: calling the real dlopen from a wrapper
- * would make libgcspy the caller, and the loader resolves RUNPATH, $ORIGIN
- * and RTLD_NEXT against the caller. Instead the map is synced (1) before any
+ * gcspy does not hook dlopen: calling the real dlopen from a wrapper would
+ * make libgcspy the caller, and the loader resolves RUNPATH, $ORIGIN and
+ * RTLD_NEXT against the caller. Instead the map is synced (1) before any
  * new stack is interned, so a module is always recorded before the first
  * stack that points into it, and (2) by the writer every flush interval,
  * which catches dlclose. dl_iterate_phdr's adds/subs counters make an
- * unchanged map cost one callback.
+ * unchanged map cost one callback. dlclose, which does not depend on its
+ * caller, is interposed for the stack walk's sake only (dlclose.c).
  *
  * Locking: the callback runs under the loader's lock; inside it we take
  * mod_lock, then the records (emit.c) take the meta stream lock (loader →

@@ -344,6 +344,36 @@ static int exclude(struct collect *c, uintptr_t lo, uintptr_t hi)
     return push_range(&c->ex, &c->nex, &c->xcap, lo, hi);
 }
 
+/* A module's data: a file-backed writable mapping, and the anonymous one
+ * right after it (its .bss beyond the file's last page). */
+static int module_data(const struct collect *c, size_t i)
+{
+    const struct map *m = &c->maps[i], *p = i ? &c->maps[i - 1] : NULL;
+    if (m->perms[1] != 'w')
+        return 0;
+    return m->file || (p && p->file && p->perms[1] == 'w' && p->hi == m->lo && !m->brk);
+}
+
+/* A region of tracked blocks less the modules' data it overlaps. Regions
+ * are 64 KiB-aligned and a block's neighbour may be a library: a page of
+ * pinned memory the CUDA runtime mapped right below libcuda.so held the
+ * library's data in its region, and the scan skipped the table of
+ * allocations libcuda's .data points to (issue 16's cuda_shim failure,
+ * one run in four once a 4 MiB mapping of gcspy's moved the layout). The
+ * maps are in address order. */
+static int exclude_heap(struct collect *c, uintptr_t lo, uintptr_t hi)
+{
+    for (size_t i = 0; i < c->nmaps && lo < hi; i++) {
+        const struct map *m = &c->maps[i];
+        if (m->hi <= lo || m->lo >= hi || !module_data(c, i))
+            continue;
+        if (m->lo > lo && exclude(c, lo, m->lo))
+            return -1;
+        lo = m->hi;
+    }
+    return lo < hi ? exclude(c, lo, hi) : 0;
+}
+
 /* Our own memory, and the heap: the regions of tracked blocks, and the
  * malloc heaps that hold one. */
 static int exclude_own_and_heap(struct collect *c, const struct gs_range *heap, size_t nheap)
@@ -359,7 +389,7 @@ static int exclude_own_and_heap(struct collect *c, const struct gs_range *heap, 
     if (gs_self_data_hi && exclude(c, gs_self_data_lo, gs_self_data_hi))
         return -1;
     for (size_t i = 0; i < nheap; i++)
-        if (exclude(c, heap[i].lo, heap[i].hi))
+        if (exclude_heap(c, heap[i].lo, heap[i].hi))
             return -1;
     for (size_t i = 0; i < c->nmaps; i++) {
         const struct map *m = &c->maps[i];

@@ -211,6 +211,18 @@ static void search(const char *phase)
                    (unsigned long)m->hi, m->perms, m->path, hits_here);
         hits_total += hits_here;
     }
+    /* The buffer still holds the last chunk read (plain copies of whatever
+     * that memory held: gcspy's own tables hold every block's address), and
+     * the map table the bounds of every mapping, among them the start of
+     * each pinned or managed allocation the driver mapped on its own (when
+     * the kernel did not merge the mapping with a neighbour: it depends on
+     * the layout). Both are the probe's own plain copies, roots to the
+     * gcspy_scan that follows: the managed block found that way is
+     * reachable and unread, and every definite verdict turned possible
+     * (one run in two once a 4 MiB mapping of gcspy's moved the layout). */
+    explicit_bzero(buf, sizeof buf);
+    explicit_bzero(maps, sizeof maps);
+    nmaps = 0;
     for (int t = 0; t < ntargets; t++)
         printf("probe: copies %s target %s: %d\n", phase, targets[t].what, per_target[t]);
     printf("probe: copies %s total %d\n", phase, hits_total);

@@ -18,6 +18,9 @@
 # comment; docs/scanner-cases.md has the table of cases):
 #
 #   @env K=V ...            environment for the run under the shim
+#   @wrap CMD ...           a command the program runs under, in both runs
+#                           (setarch -R: the address layout without ASLR);
+#                           the shim's LD_PRELOAD reaches the program only
 #   @status N               expected exit status (default 0)
 #   @timeout S              seconds before the run counts as a deadlock (30)
 #   @traces N               number of trace files (default 1; %p in the name)
@@ -92,6 +95,7 @@ def parse_header(path):
         raise CaseError('no opening comment')
     spec = dict(env={}, status=0, timeout=30, traces=1, mode=None, stderr_once=[],
                 scans=[], scan=[], block=[], only=[], unreadable=[], valgrind=True, vg_reason='',
+                wrap=[],
                 vg_expect=None)
     for line in m.group(1).splitlines():
         d = re.match(r'\s*\*?\s*@([\w-]+)\s*(.*?)\s*$', line)
@@ -102,6 +106,8 @@ def parse_header(path):
             for kv in rest.split():
                 k, _, v = kv.partition('=')
                 spec['env'][k] = v
+        elif word == 'wrap':
+            spec['wrap'] = rest.split()
         elif word in ('status', 'timeout', 'traces', 'mode'):
             spec[word] = int(rest)
         elif word == 'stderr-once':
@@ -367,8 +373,11 @@ def run_shim(name, spec, work):
     env.update(spec['env'])
     errs = []
     t0 = time.time()
+    cmd = [os.path.join(BIN, name)]
+    if spec['wrap']:  # the wrapper itself untraced: LD_PRELOAD set by env for the program
+        cmd = spec['wrap'] + ['env', 'LD_PRELOAD=' + env.pop('LD_PRELOAD')] + cmd
     try:
-        p = subprocess.run([os.path.join(BIN, name)], cwd=d, env=env, stdin=subprocess.DEVNULL,
+        p = subprocess.run(cmd, cwd=d, env=env, stdin=subprocess.DEVNULL,
                            capture_output=True, text=True, errors='replace',
                            timeout=spec['timeout'])
     except subprocess.TimeoutExpired:
@@ -433,8 +442,8 @@ def run_valgrind(name, spec, work):
     d = os.path.join(work, name, 'vg')
     shutil.rmtree(d, ignore_errors=True)  # a second run's logs only
     os.makedirs(d)
-    cmd = [VALGRIND, '--leak-check=full', '--show-leak-kinds=all',
-           '--log-file=' + os.path.join(d, 'vg.%p'), os.path.join(BIN, name)]
+    cmd = spec['wrap'] + [VALGRIND, '--leak-check=full', '--show-leak-kinds=all',
+                          '--log-file=' + os.path.join(d, 'vg.%p'), os.path.join(BIN, name)]
     env = dict(os.environ)
     env.pop('LD_PRELOAD', None)
     env.update({k: v for k, v in spec['env'].items() if not k.startswith('GCSPY_')})
