@@ -363,7 +363,15 @@ static int module_data(const struct collect *c, size_t i)
  * maps are in address order. */
 static int exclude_heap(struct collect *c, uintptr_t lo, uintptr_t hi)
 {
-    for (size_t i = 0; i < c->nmaps && lo < hi; i++) {
+    size_t a = 0, b = c->nmaps; /* the first mapping that ends after lo */
+    while (a < b) {
+        size_t mid = a + (b - a) / 2;
+        if (c->maps[mid].hi <= lo)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    for (size_t i = a; i < c->nmaps && lo < hi && c->maps[i].lo < hi; i++) {
         const struct map *m = &c->maps[i];
         if (m->hi <= lo || m->lo >= hi || !module_data(c, i))
             continue;
