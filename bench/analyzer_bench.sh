@@ -40,10 +40,11 @@ mkdir -p "$OUT/metrics" || exit 2
 METRICS=$OUT/metrics/analyzer.env
 { echo "commit=$(git rev-parse --short HEAD 2>/dev/null || echo '?')"; echo "an_events=$EVENTS"; } >"$METRICS"
 
-# measure NAME CMD...: runs CMD (stdout discarded), sets WALL USER SYS RSS_KB
+# measure NAME CMD...: runs CMD (stdout kept in $WORK/NAME.out), sets WALL
+# USER SYS RSS_KB
 measure() {
   local name=$1; shift
-  if ! /usr/bin/time -f "%e %U %S %M" -o "$WORK/$name.time" "$@" >/dev/null 2>"$WORK/$name.err"; then
+  if ! /usr/bin/time -f "%e %U %S %M" -o "$WORK/$name.time" "$@" >"$WORK/$name.out" 2>"$WORK/$name.err"; then
     echo "analyzer_bench: $name failed:"; tail -5 "$WORK/$name.err"; failed=1; return 1
   fi
   read -r WALL USER SYS RSS_KB <"$WORK/$name.time"
@@ -93,7 +94,7 @@ if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; the
     if measure heaptrack_print heaptrack_print "$HT"; then
       # its own count of what it read: calls to allocation functions (each
       # malloc; the frees are the same number less the leaks)
-      calls=$(heaptrack_print "$HT" 2>/dev/null | sed -n 's/^calls to allocation functions: \([0-9]*\).*/\1/p' | head -1)
+      calls=$(sed -n 's/^calls to allocation functions: \([0-9]*\).*/\1/p' "$WORK/heaptrack_print.out" | head -1)
       if [ -z "$calls" ] || [ "$calls" -eq 0 ]; then
         echo "analyzer_bench: heaptrack_print read no allocation from $HT"; failed=1
       else

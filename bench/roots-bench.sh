@@ -43,11 +43,8 @@ trap 'rm -rf "$WORK"' EXIT
 export IN_ROOT_BIND=$WORK
 failures=0
 
-median() {
-  printf '%s\n' "$@" | sort -g |
-    awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }'; }
+# shellcheck source=lib.sh
+. bench/lib.sh
 
 # timed SUITE TOOL NAME CMD...: CMD inside the root, bare or under gcspy;
 # its stdout in $WORK/NAME.out, stderr in .err, "wall user sys" in .time.

@@ -213,12 +213,8 @@ bench_row() {
   done
 }
 
-median() {
-  printf '%s\n' "$@" | sort -g |
-    awk '{ a[NR] = $1 } END { if (NR % 2) print a[(NR + 1) / 2]; else printf "%.3f\n", (a[NR / 2] + a[NR / 2 + 1]) / 2 }'
-}
-
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "?" }'; }
+# shellcheck source=lib.sh
+. bench/lib.sh
 
 # verdict VALUE LIMIT: whether a ratio meets its target
 verdict() {

@@ -45,6 +45,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <link.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -363,15 +364,10 @@ static int module_data(const struct collect *c, size_t i)
  * maps are in address order. */
 static int exclude_heap(struct collect *c, uintptr_t lo, uintptr_t hi)
 {
-    size_t a = 0, b = c->nmaps; /* the first mapping that ends after lo */
-    while (a < b) {
-        size_t mid = a + (b - a) / 2;
-        if (c->maps[mid].hi <= lo)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    for (size_t i = a; i < c->nmaps && lo < hi && c->maps[i].lo < hi; i++) {
+    _Static_assert(offsetof(struct map, lo) == 0 && sizeof(uintptr_t) == 8, "keyed by lo");
+    /* from the last mapping that starts at or below lo */
+    size_t a = gs_keyed_upto(c->maps, c->nmaps, sizeof *c->maps, lo);
+    for (size_t i = a ? a - 1 : 0; i < c->nmaps && lo < hi && c->maps[i].lo < hi; i++) {
         const struct map *m = &c->maps[i];
         if (m->hi <= lo || m->lo >= hi || !module_data(c, i))
             continue;

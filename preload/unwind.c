@@ -55,6 +55,16 @@ void gs_unw_map_seen(uint64_t adds, uint64_t subs)
     atomic_store_explicit(&gs_unw_map_gen, g, memory_order_release);
 }
 
+/* A dl_iterate_phdr callback's first call: the loader's counters, when this
+ * glibc passes them (0 otherwise). */
+static int counters_seen(const struct dl_phdr_info *info, size_t size)
+{
+    if (size < offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
+        return 0;
+    gs_unw_map_seen(info->dlpi_adds, info->dlpi_subs);
+    return 1;
+}
+
 /* x86-64's DWARF register numbers. */
 enum { REG_RBP = 6, REG_RSP = 7 };
 
@@ -553,9 +563,8 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
     struct find *f = arg;
     if (f->first) {
         f->first = 0;
-        if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+        if (counters_seen(info, size)) {
             uint64_t g = 1 + info->dlpi_adds + info->dlpi_subs;
-            gs_unw_map_seen(info->dlpi_adds, info->dlpi_subs);
             f->gen = g;
             f->subs = info->dlpi_subs;
             if (xr && xr_gen == g)
@@ -591,8 +600,7 @@ static int find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 static int resync_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)arg;
-    if (size >= offsetof(struct dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs)
-        gs_unw_map_seen(info->dlpi_adds, info->dlpi_subs);
+    counters_seen(info, size);
     return 1;
 }
 
