@@ -131,8 +131,14 @@ void gs_emit_marker(uint64_t thread, unsigned kind, const char *label)
 {
     size_t n = label ? strnlen(label, 4096) : 0;
     uint8_t *p = meta_begin(GS_REC_MARKER_MAX + n);
-    if (p)
-        meta_commit(gs_rec_marker(p, gs_now_fine(), thread, kind, label, n));
+    if (!p)
+        return;
+    /* Read and published under the meta lock, so the floor only rises
+     * (markers of several threads take it in turn); events recorded after
+     * this one read at least t (shim.h, gs_now). */
+    uint64_t t = gs_now_fine();
+    atomic_store_explicit(&gs_time_floor, t, memory_order_relaxed);
+    meta_commit(gs_rec_marker(p, t, thread, kind, label, n));
 }
 
 void gs_emit_pause(uint64_t t0, uint64_t t1, unsigned kind, uint64_t a, uint64_t b)

@@ -111,6 +111,7 @@ static void emit_process_start(uint64_t flags)
 static void set_clock(void)
 {
     gs_t0_ns = gs_mono_ns(CLOCK_MONOTONIC);
+    atomic_store_explicit(&gs_time_floor, 0, memory_order_relaxed);
     wall0_ns = gs_mono_ns(CLOCK_REALTIME);
 }
 

@@ -14,6 +14,7 @@
 
 atomic_int gs_state;
 uint64_t gs_t0_ns;
+_Atomic uint64_t gs_time_floor;
 pid_t gs_pid;
 struct gs_options gs_opt;
 __thread struct gs_tls gs_tls __attribute__((tls_model("initial-exec")));

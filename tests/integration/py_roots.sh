@@ -23,7 +23,9 @@
 #     of kind python_gc, generation 2, at least 100 objects collected;
 #   - with torch: 30 step markers (the optimizer's step wrapper found), the
 #     growth axis in steps, and a growth suspect at the line that keeps one
-#     tensor per step;
+#     tensor per step; none at the line whose blocks, growing by 64 KiB a
+#     step, are each allocated right after a step's marker and freed before
+#     the next (the events' coarse clock raised to the marker's, shim.h);
 #   - a 30011-byte buffer dropped the same way on a thread that then ended:
 #     lost at its line (the dead thread's cached stack is no root; sid's
 #     glibc guards it with a guard region, roots.c);
@@ -168,6 +170,9 @@ if torch:
     check(len(sus) == 1 and 0.9 * 65536 <= sus[0]["rate"] <= 1.5 * 65536,
           f"a growth suspect at train, cases.py:{line['grow']} of 64 KiB/step (+-10%, +50%) "
           f"({[(s['rate'], script(s['stack'])[:1]) for s in g['suspects']]})")
+    scr = [s for s in g["suspects"] if ("train", line["scratch"]) in script(s["stack"])[:1]]
+    check(not scr, f"no growth suspect at train, cases.py:{line['scratch']} (blocks freed within "
+          f"their step) ({[(s['rate'], s['x_from'], s['x_to']) for s in scr]})")
     # the tensor-data case: the api scans in order, the 3003-byte block's
     # class in each (absent: reachable)
     api, cls = [], {}

@@ -17,6 +17,14 @@
 #         does: allocation records carry the writer's coarse clock (one
 #         flush interval, GCSPY_FLUSH_MS), so steps much shorter than it
 #         sample a site's live bytes too unevenly for a fit;
+#   scratch  with torch: right after each opt.step() (whose first
+#         allocation writes the step marker), a native block of 64 KiB
+#         times the step's number, freed 0.1 s later, before the next step:
+#         live at no step's checkpoint, so no growth suspect. The coarse
+#         clock of allocation records lags the marker's by 3 to 5 ms, and
+#         before the shim raised event times to the last marker's, each of
+#         these blocks counted at the checkpoint before it: a false growth
+#         suspect of 64 KiB a step;
 #   data  with torch: tests/support/torch_data/job.py's case in this same
 #         process (one interpreter start less per stack): a 3003-byte
 #         block whose address only a 64 MiB CPU tensor's storage holds
@@ -34,6 +42,11 @@ STEPS = 30
 libc = ctypes.CDLL(None)
 libc.malloc.restype = None
 libc.malloc.argtypes = [ctypes.c_size_t]
+# the scratch case's own malloc and free: it keeps the address (restype)
+cheap = ctypes.CDLL(None)
+cheap.malloc.restype = ctypes.c_void_p
+cheap.malloc.argtypes = [ctypes.c_size_t]
+cheap.free.argtypes = [ctypes.c_void_p]
 kept = []
 scan = getattr(libc, "gcspy_scan", None)
 
@@ -79,7 +92,9 @@ def train():
         model(x).sum().backward()
         opt.step()
         history.append(torch.ones(16384))  # CASE grow
+        scratch = cheap.malloc(65536 * len(history))  # CASE scratch
         time.sleep(0.1)
+        cheap.free(scratch)
     return history
 
 
