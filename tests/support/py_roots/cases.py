@@ -14,9 +14,9 @@
 #   grow  with torch (argument "torch"): STEPS optimizer steps, each keeping
 #         one new 64 KiB tensor in a list: STEPS step markers, a growth
 #         suspect at this line. Each step lasts 0.1 s, as a training step
-#         does: allocation records carry the writer's coarse clock (one
-#         flush interval, GCSPY_FLUSH_MS), so steps much shorter than it
-#         sample a site's live bytes too unevenly for a fit;
+#         does: allocation records carry a coarse clock (a 4 ms tick
+#         here, shim.h's gs_now), so steps not much longer than it sample
+#         a site's live bytes too unevenly for a fit;
 #   scratch  with torch: right after each opt.step() (whose first
 #         allocation writes the step marker), a native block of 64 KiB
 #         times the step's number, freed 0.1 s later, before the next step:
@@ -43,10 +43,10 @@ libc = ctypes.CDLL(None)
 libc.malloc.restype = None
 libc.malloc.argtypes = [ctypes.c_size_t]
 # the scratch case's own malloc and free: it keeps the address (restype)
-cheap = ctypes.CDLL(None)
-cheap.malloc.restype = ctypes.c_void_p
-cheap.malloc.argtypes = [ctypes.c_size_t]
-cheap.free.argtypes = [ctypes.c_void_p]
+libc_addr = ctypes.CDLL(None)
+libc_addr.malloc.restype = ctypes.c_void_p
+libc_addr.malloc.argtypes = [ctypes.c_size_t]
+libc_addr.free.argtypes = [ctypes.c_void_p]
 kept = []
 scan = getattr(libc, "gcspy_scan", None)
 
@@ -92,9 +92,9 @@ def train():
         model(x).sum().backward()
         opt.step()
         history.append(torch.ones(16384))  # CASE grow
-        scratch = cheap.malloc(65536 * len(history))  # CASE scratch
+        scratch = libc_addr.malloc(65536 * len(history))  # CASE scratch
         time.sleep(0.1)
-        cheap.free(scratch)
+        libc_addr.free(scratch)
     return history
 
 
